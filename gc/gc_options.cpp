@@ -1,0 +1,17 @@
+#include "gc/gc_options.hpp"
+
+namespace gcvm {
+
+GcOption parse_gc_option(std::string_view text) {
+  const auto eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    throw ConfigError("--gc-opt '" + std::string(text) + "' is not of the form key=value");
+  return {std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+}
+
+void reject_gc_option(std::string_view collector, const GcOption& option, std::string_view accepted) {
+  throw ConfigError("--gc=" + std::string(collector) + " does not accept --gc-opt " + option.key + "=" +
+                    option.value + (accepted.empty() ? " (it takes no options)" : "; it accepts: " + std::string(accepted)));
+}
+
+}  // namespace gcvm

@@ -1,0 +1,30 @@
+// `--gc-opt key=value` pairs as given on the command line, and the error every
+// marker's options parser raises for a key or value it does not accept.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gcvm {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct GcOption {
+  std::string key;
+  std::string value;
+};
+using GcOptions = std::vector<GcOption>;
+
+/// Splits "key=value"; throws ConfigError when there is no '=' or the key is empty.
+GcOption parse_gc_option(std::string_view text);
+
+/// Throws ConfigError naming the collector, the key and the keys it accepts.
+[[noreturn]] void reject_gc_option(std::string_view collector, const GcOption& option, std::string_view accepted);
+
+}  // namespace gcvm

@@ -1,0 +1,129 @@
+// The heap: SOA blocks (BlockAllocator), out-of-line array storage, and the CSR
+// reference graph (RefGraph) that the markers read.
+//
+// Invariants:
+// - Object id = block * 64 + slot = CSR vertex (DESIGN.md 1).
+// - Every object's vertex has an edge range of exactly its reference count: a block
+//   of a shape with R reference fields reserves capacity * R edges when it is
+//   initialized (slot s owns [base + s*R, base + (s+1)*R)); a reference array reserves
+//   `length` edges when it is allocated. Ranges are released when the block is freed
+//   or the array is swept.
+// - Barrier mode (the default): every reference store goes through `store_ref` /
+//   `store_element`, which write the heap and call RefGraph::record_store, so the graph
+//   is complete at all times (DESIGN.md 3). Rebuild mode skips the graph write; the
+//   collector calls `rebuild_graph()` before marking. `verify_graph()` compares.
+// - used_bytes() = blocks in use * kBlockBytes + array element bytes <= limit_bytes().
+//   An allocation that would exceed the limit returns kNullRef and changes nothing;
+//   the caller decides to collect or report out of memory.
+// - Fresh objects have null references and zero scalars.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gc/block_allocator.hpp"
+#include "gc/shape.hpp"
+#include "heapgraph/ref_graph.hpp"
+
+namespace gcvm {
+
+enum class RefGraphMode { Barrier, Rebuild };
+
+struct HeapConfig {
+  /// Heap limit in bytes; 0 means the whole id space (kMaxBlocks blocks).
+  std::uint64_t limit_bytes = 0;
+  RefGraphMode graph_mode = RefGraphMode::Barrier;
+  std::uint64_t max_edges = RefGraph::kDefaultMaxEdges;
+};
+
+class Heap {
+ public:
+  /// The longest array: its degree must fit the CSR's 32-bit degree.
+  static constexpr std::uint64_t kMaxArrayLength = 0xFFFFFFFFull;
+
+  explicit Heap(HeapConfig config = {});
+  ~Heap();
+  Heap(const Heap&) = delete;
+  Heap& operator=(const Heap&) = delete;
+
+  ShapeTable& shapes() { return shapes_; }
+  const ShapeTable& shapes() const { return shapes_; }
+
+  // --- allocation (kNullRef when the heap limit or id space is exhausted) ---
+  ObjectId allocate(ShapeId shape);
+  ObjectId allocate_ref_array(std::uint64_t length) { return allocate_array(ShapeTable::kRefArray, length); }
+  ObjectId allocate_scalar_array(std::uint64_t length) { return allocate_array(ShapeTable::kScalarArray, length); }
+
+  // --- field access (callers guarantee live objects and valid indices) ---
+  ShapeId shape_of(ObjectId obj) const { return blocks_.shape_of_block(block_of(obj)); }
+  ObjectId load_ref(ObjectId obj, std::uint32_t field) const { return *ref_field(obj, field); }
+  void store_ref(ObjectId obj, std::uint32_t field, ObjectId target) {
+    *ref_field(obj, field) = target;
+    if (config_.graph_mode == RefGraphMode::Barrier) graph_.record_store(obj, field, target);
+  }
+  std::uint64_t load_scalar(ObjectId obj, std::uint32_t field) const { return *scalar_field(obj, field); }
+  void store_scalar(ObjectId obj, std::uint32_t field, std::uint64_t value) { *scalar_field(obj, field) = value; }
+
+  std::uint64_t array_length(ObjectId array) const { return load_scalar(array, kArrayLengthField); }
+  ObjectId load_element(ObjectId array, std::uint64_t index) const { return ref_elements(array)[index]; }
+  void store_element(ObjectId array, std::uint64_t index, ObjectId target) {
+    ref_elements(array)[index] = target;
+    if (config_.graph_mode == RefGraphMode::Barrier)
+      graph_.record_store(array, static_cast<std::uint32_t>(index), target);
+  }
+  std::uint64_t load_scalar_element(ObjectId array, std::uint64_t index) const { return scalar_elements(array)[index]; }
+  void store_scalar_element(ObjectId array, std::uint64_t index, std::uint64_t value) {
+    scalar_elements(array)[index] = value;
+  }
+
+  bool is_live(ObjectId obj) const { return obj != kNullRef && blocks_.is_allocated(obj); }
+  /// Calls visit(id) for every live object, in id order.
+  template <typename F>
+  void for_each_object(F&& visit) const {
+    for (std::uint32_t b = 0; b < blocks_.high_water(); ++b)
+      for (std::uint64_t w = blocks_.alloc_word(b); w != 0; w &= w - 1)
+        visit(make_object_id(b, static_cast<std::uint32_t>(__builtin_ctzll(w))));
+  }
+
+  // --- the collector's side ---
+  const RefGraph& graph() const { return graph_; }
+  RefGraph& graph() { return graph_; }
+  const BlockAllocator& blocks() const { return blocks_; }
+  RefGraphMode graph_mode() const { return config_.graph_mode; }
+  /// Rebuild mode: rewrites every live object's edges from its fields (only changed
+  /// chunks become dirty).
+  void rebuild_graph();
+  /// Compares the graph with the heap; empty if equal, else the first mismatches.
+  std::string verify_graph() const;
+  /// Sweep step for one block (gc/sweep.cpp drives it): frees the unmarked slots
+  /// with their array storage and edge ranges. Returns the number of objects freed.
+  std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word);
+
+  std::uint64_t used_bytes() const { return std::uint64_t{blocks_.blocks_in_use()} * kBlockBytes + array_bytes_; }
+  std::uint64_t limit_bytes() const { return limit_bytes_; }
+  std::uint64_t array_bytes() const { return array_bytes_; }
+
+ private:
+  ObjectId allocate_slot(ShapeId shape);
+  ObjectId allocate_array(ShapeId shape, std::uint64_t length);
+  bool prepare_block(std::uint32_t block, ShapeId shape);
+  void release_array(ObjectId array);
+  std::uint32_t* ref_field(ObjectId obj, std::uint32_t field) const;
+  std::uint64_t* scalar_field(ObjectId obj, std::uint32_t field) const;
+  ObjectId* ref_elements(ObjectId array) const {
+    return reinterpret_cast<ObjectId*>(load_scalar(array, kArrayStorageField));
+  }
+  std::uint64_t* scalar_elements(ObjectId array) const {
+    return reinterpret_cast<std::uint64_t*>(load_scalar(array, kArrayStorageField));
+  }
+
+  HeapConfig config_;
+  std::uint64_t limit_bytes_;
+  ShapeTable shapes_;
+  BlockAllocator blocks_;
+  RefGraph graph_;
+  VirtualArray<EdgeIndex> block_edge_base_;
+  std::uint64_t array_bytes_ = 0;
+};
+
+}  // namespace gcvm

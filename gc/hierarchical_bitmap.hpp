@@ -1,0 +1,70 @@
+// Hierarchical bitmap (DynaSOAr, thesis §5.3.1).
+//
+// Level 0 holds one bit per element. Level k+1 holds one bit per 64-bit word of
+// level k, set iff that word is nonzero. The top level is a single word, so
+// finding a set bit costs one word inspection per level: O(log64 n).
+//
+// Invariant (quiescent): for every level k > 0, bit i of level k is set iff word i
+// of level k-1 is nonzero. Plain operations keep it at every step. The `_atomic`
+// operations may be called concurrently (a parallel sweep); while they run a summary
+// bit can be stale for a moment, but each one re-checks the word it summarised, so
+// the invariant holds again once all of them have returned (as in the thesis §5.4:
+// eventually consistent at the end of the parallel phase, not at every instant).
+//
+// In contrast to the thesis, the bitmap grows: the heap's block count is only known
+// as it is used, and a fixed-size bitmap per shape would cost 8 MiB for each shape.
+// Growing is not thread-safe and happens only on the (single-threaded) allocation
+// slow path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gcvm {
+
+class HierarchicalBitmap {
+ public:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+  HierarchicalBitmap() = default;
+  explicit HierarchicalBitmap(std::size_t size_bits) { resize(size_bits); }
+
+  /// Number of addressable bits.
+  std::size_t size() const { return size_; }
+  /// Grows (never shrinks) to at least `size_bits`; new bits are clear.
+  void resize(std::size_t size_bits);
+
+  bool test(std::size_t i) const { return (levels_[0][i >> 6] >> (i & 63)) & 1u; }
+  void set(std::size_t i);
+  void clear(std::size_t i);
+  void set_atomic(std::size_t i);
+  void clear_atomic(std::size_t i);
+
+  /// Lowest set bit, or npos.
+  std::size_t find_first() const { return find_next(0); }
+  /// Lowest set bit at index >= from, or npos.
+  std::size_t find_next(std::size_t from) const;
+  /// Number of set bits (scans level 0).
+  std::size_t count() const;
+  bool empty() const { return levels_.empty() || levels_.back()[0] == 0; }
+
+  /// Checks the summary invariant; returns false if any summary bit is wrong.
+  bool check_invariant() const;
+
+  template <typename F>
+  void for_each_set(F&& visit) const {
+    for (std::size_t i = find_first(); i != npos; i = find_next(i + 1)) visit(i);
+  }
+
+ private:
+  void rebuild_summaries();
+  void set_atomic_from(std::size_t level, std::size_t i);
+  void clear_atomic_from(std::size_t level, std::size_t i);
+  std::size_t find_in_level(std::size_t level, std::size_t word_index, std::size_t bit_from) const;
+
+  std::size_t size_ = 0;
+  std::vector<std::vector<std::uint64_t>> levels_;  // levels_[0] = bits, back() has one word
+};
+
+}  // namespace gcvm

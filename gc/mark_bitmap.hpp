@@ -1,0 +1,52 @@
+// The result of every marker (DESIGN.md invariant 2): one 64-bit word per block, bit
+// `slot` set iff object block*64+slot is reachable. Same layout as the allocation
+// words, so sweep is `alloc &= mark` per block.
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "heapgraph/object_id.hpp"
+
+namespace gcvm {
+
+class MarkBitmap {
+ public:
+  /// Clears the bitmap and sizes it for `blocks` blocks.
+  void reset(std::uint32_t blocks) { words_.assign(blocks, 0); }
+  std::uint32_t block_count() const { return static_cast<std::uint32_t>(words_.size()); }
+
+  bool test(ObjectId id) const { return (words_[block_of(id)] >> slot_of(id)) & 1u; }
+  /// Sets the bit; true if it was clear (the caller marked the object first).
+  bool test_and_set(ObjectId id) {
+    std::uint64_t& word = words_[block_of(id)];
+    const std::uint64_t bit = std::uint64_t{1} << slot_of(id);
+    if (word & bit) return false;
+    word |= bit;
+    return true;
+  }
+  /// Thread-safe test_and_set for parallel markers: a plain read first (most targets
+  /// are already marked), then one fetch_or.
+  bool test_and_set_atomic(ObjectId id) {
+    std::atomic_ref<std::uint64_t> word(words_[block_of(id)]);
+    const std::uint64_t bit = std::uint64_t{1} << slot_of(id);
+    if (word.load(std::memory_order_relaxed) & bit) return false;
+    return (word.fetch_or(bit, std::memory_order_relaxed) & bit) == 0;
+  }
+
+  std::uint64_t count() const {
+    std::uint64_t total = 0;
+    for (std::uint64_t w : words_) total += static_cast<std::uint64_t>(std::popcount(w));
+    return total;
+  }
+  std::vector<std::uint64_t>& words() { return words_; }
+  const std::vector<std::uint64_t>& words() const { return words_; }
+  friend bool operator==(const MarkBitmap&, const MarkBitmap&) = default;
+
+ private:
+  std::vector<std::uint64_t> words_;
+};
+
+}  // namespace gcvm

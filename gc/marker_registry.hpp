@@ -1,0 +1,26 @@
+// Policy selection: from `--gc=NAME` and `--gc-opt key=value` to a Marker.
+// Each marker parses its own options struct; this file only knows the names.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gc/gc_options.hpp"
+#include "gc/marker.hpp"
+
+namespace gcvm {
+
+struct CollectorChoice {
+  std::string name = "serial";
+  GcOptions options;
+};
+
+/// The collectors this build offers, in the order help texts list them.
+std::vector<std::string_view> collector_names();
+
+/// Builds the marker; throws ConfigError for unknown names or rejected options.
+std::unique_ptr<Marker> make_marker(const CollectorChoice& choice);
+
+}  // namespace gcvm

@@ -1,0 +1,42 @@
+#include "heapgraph/virtual_array.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace gcvm {
+
+namespace {
+constexpr std::size_t kCommitStep = std::size_t{2} << 20;
+constexpr std::size_t round_up(std::size_t n, std::size_t step) { return (n + step - 1) / step * step; }
+}  // namespace
+
+AddressReservation::AddressReservation(std::size_t max_bytes) {
+  const std::size_t bytes = round_up(max_bytes == 0 ? 1 : max_bytes, kCommitStep);
+  void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return;
+  base_ = static_cast<std::byte*>(p);
+  reserved_ = bytes;
+}
+
+AddressReservation::~AddressReservation() {
+  if (base_ != nullptr) munmap(base_, reserved_);
+}
+
+void AddressReservation::swap(AddressReservation& other) noexcept {
+  std::swap(base_, other.base_);
+  std::swap(reserved_, other.reserved_);
+  std::swap(committed_, other.committed_);
+}
+
+bool AddressReservation::commit(std::size_t bytes) {
+  if (bytes <= committed_) return true;
+  if (base_ == nullptr || bytes > reserved_) return false;
+  const std::size_t target = std::min(round_up(bytes, kCommitStep), reserved_);
+  if (mprotect(base_ + committed_, target - committed_, PROT_READ | PROT_WRITE) != 0) return false;
+  committed_ = target;
+  return true;
+}
+
+}  // namespace gcvm

@@ -1,0 +1,76 @@
+// A growable array of trivially copyable elements that never moves.
+//
+// It reserves address space for `max_elements` up front (PROT_NONE, never counted
+// against overcommit) and commits it in 2 MiB steps as `grow_to` asks. Committed
+// memory reads as zero. Because the base address never changes, growing costs no
+// copy and no transient double footprint: a 1-billion-edge CSR grows in place, and
+// pointers handed to a device backend for pinned transfers stay valid.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+
+namespace gcvm {
+
+/// Reserves and commits page-granular address space; the untyped core of VirtualArray.
+class AddressReservation {
+ public:
+  AddressReservation() = default;
+  explicit AddressReservation(std::size_t max_bytes);
+  ~AddressReservation();
+  AddressReservation(AddressReservation&& other) noexcept { swap(other); }
+  AddressReservation& operator=(AddressReservation&& other) noexcept {
+    swap(other);
+    return *this;
+  }
+  AddressReservation(const AddressReservation&) = delete;
+  AddressReservation& operator=(const AddressReservation&) = delete;
+
+  /// Makes the first `bytes` readable and writable; false if the reservation is too
+  /// small or the system refuses to commit.
+  bool commit(std::size_t bytes);
+  std::byte* data() const { return base_; }
+  std::size_t committed_bytes() const { return committed_; }
+  std::size_t reserved_bytes() const { return reserved_; }
+
+ private:
+  void swap(AddressReservation& other) noexcept;
+  std::byte* base_ = nullptr;
+  std::size_t reserved_ = 0;
+  std::size_t committed_ = 0;
+};
+
+template <typename T>
+class VirtualArray {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  VirtualArray() = default;
+  explicit VirtualArray(std::size_t max_elements) : memory_(max_elements * sizeof(T)) {}
+
+  /// Ensures `count` elements are usable; new elements are zero. False on failure.
+  bool grow_to(std::size_t count) {
+    if (count <= size_) return true;
+    if (!memory_.commit(count * sizeof(T))) return false;
+    size_ = count;
+    return true;
+  }
+  std::size_t size() const { return size_; }
+  std::size_t max_size() const { return memory_.reserved_bytes() / sizeof(T); }
+  std::size_t committed_bytes() const { return memory_.committed_bytes(); }
+
+  T* data() { return reinterpret_cast<T*>(memory_.data()); }
+  const T* data() const { return reinterpret_cast<const T*>(memory_.data()); }
+  T& operator[](std::size_t i) { return data()[i]; }
+  const T& operator[](std::size_t i) const { return data()[i]; }
+  std::span<T> span() { return {data(), size_}; }
+  std::span<const T> span() const { return {data(), size_}; }
+
+ private:
+  AddressReservation memory_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace gcvm

@@ -1,0 +1,117 @@
+#include <doctest/doctest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <stdexcept>
+
+#include "gc/block_allocator.hpp"
+
+using namespace gcvm;
+
+TEST_CASE("block capacity follows the object size") {
+  ShapeTable shapes;
+  CHECK(shapes.layout(shapes.intern(1, 1)).capacity == 64);
+  CHECK(shapes.layout(shapes.intern(0, 0)).capacity == 64);
+  CHECK(shapes.layout(shapes.intern(8, 0)).capacity == 64);  // 32 bytes
+  CHECK(shapes.layout(shapes.intern(0, 8)).capacity == 32);  // 64 bytes
+  CHECK(shapes.layout(shapes.intern(0, 256)).capacity == 1);
+  CHECK(shapes.layout(shapes.intern(3, 5)).full_mask == (std::uint64_t{1} << shapes.layout(shapes.intern(3, 5)).capacity) - 1);
+  CHECK(shapes.intern(1, 1) == shapes.intern(1, 1));
+  CHECK_THROWS_AS(shapes.intern(0, 257), std::length_error);
+  for (ShapeId s = 0; s < shapes.size(); ++s) {
+    const auto& l = shapes.layout(s);
+    CHECK(l.scalar_field_offset(l.shape.scalar_fields) <= kBlockBytes);
+    CHECK(l.scalar_offset % 8 == 0);
+  }
+}
+
+namespace {
+
+// Frees `victims` through the sweep path (mark word = survivors).
+void free_objects(BlockAllocator& blocks, const std::set<ObjectId>& victims) {
+  std::map<std::uint32_t, std::uint64_t> dying;
+  for (ObjectId id : victims) dying[block_of(id)] |= std::uint64_t{1} << slot_of(id);
+  for (const auto& [block, mask] : dying) blocks.sweep_block(block, blocks.alloc_word(block) & ~mask);
+}
+
+ObjectId allocate(BlockAllocator& blocks, ShapeId shape) {
+  ObjectId id = blocks.allocate_in_active_block(shape);
+  if (id != kNullRef) return id;
+  const auto block = blocks.initialize_block(shape);
+  if (!block) return kNullRef;
+  return blocks.allocate_in_block(*block);
+}
+
+}  // namespace
+
+TEST_CASE("allocator agrees with a model under random allocation and freeing") {
+  ShapeTable shapes;
+  const std::vector<ShapeId> kinds = {shapes.intern(1, 1), shapes.intern(0, 40), shapes.intern(4, 0),
+                                      shapes.intern(0, 200)};
+  BlockAllocator blocks(shapes, 4096);
+  std::map<ObjectId, ShapeId> model;
+  std::mt19937_64 rng(1);
+  for (int round = 0; round < 60; ++round) {
+    const int allocations = static_cast<int>(rng() % 3000);
+    for (int i = 0; i < allocations; ++i) {
+      const ShapeId shape = kinds[rng() % kinds.size()];
+      const ObjectId id = allocate(blocks, shape);
+      REQUIRE(id != kNullRef);
+      REQUIRE(model.count(id) == 0);  // ids unique among live objects
+      REQUIRE(blocks.shape_of_block(block_of(id)) == shape);
+      REQUIRE(slot_of(id) < shapes.layout(shape).capacity);
+      model[id] = shape;
+    }
+    std::set<ObjectId> victims;
+    for (const auto& [id, shape] : model)
+      if (rng() % 100 < 45) victims.insert(id);
+    free_objects(blocks, victims);
+    for (ObjectId id : victims) model.erase(id);
+    REQUIRE(blocks.check() == "");
+    REQUIRE(blocks.live_objects() == model.size());
+    for (const auto& [id, shape] : model) REQUIRE(blocks.is_allocated(id));
+  }
+}
+
+TEST_CASE("emptied blocks return to the free bitmap and are reused by another shape") {
+  ShapeTable shapes;
+  const ShapeId small = shapes.intern(1, 1), big = shapes.intern(0, 100);
+  BlockAllocator blocks(shapes, 1024);
+  std::set<ObjectId> ids;
+  for (int i = 0; i < 64 * 10; ++i) ids.insert(allocate(blocks, small));
+  CHECK(blocks.high_water() == 10);
+  CHECK(blocks.blocks_in_use() == 10);
+  for (std::uint32_t b = 0; b < 10; ++b) CHECK(blocks.state(b) == BlockState::Full);
+  free_objects(blocks, ids);
+  CHECK(blocks.blocks_in_use() == 0);
+  CHECK(blocks.free_blocks().count() == 10);
+  for (std::uint32_t b = 0; b < 10; ++b) CHECK(blocks.state(b) == BlockState::Free);
+  const ObjectId reused = allocate(blocks, big);
+  CHECK(block_of(reused) == 0);
+  CHECK(blocks.state(0) == BlockState::Active);
+  CHECK(blocks.high_water() == 10);
+  CHECK(blocks.check() == "");
+}
+
+TEST_CASE("a full block becomes active again when sweep frees one slot") {
+  ShapeTable shapes;
+  const ShapeId s = shapes.intern(1, 0);
+  BlockAllocator blocks(shapes, 16);
+  for (int i = 0; i < 64; ++i) allocate(blocks, s);
+  CHECK(blocks.state(0) == BlockState::Full);
+  CHECK(blocks.active_blocks(s).empty());
+  blocks.sweep_block(0, ~std::uint64_t{0} << 1);
+  CHECK(blocks.state(0) == BlockState::Active);
+  CHECK(allocate(blocks, s) == make_object_id(0, 0));
+  CHECK(blocks.check() == "");
+}
+
+TEST_CASE("allocation fails cleanly when every block is in use") {
+  ShapeTable shapes;
+  const ShapeId s = shapes.intern(0, 1);
+  BlockAllocator blocks(shapes, 3);
+  for (int i = 0; i < 3 * 64; ++i) REQUIRE(allocate(blocks, s) != kNullRef);
+  CHECK(allocate(blocks, s) == kNullRef);
+  CHECK(blocks.check() == "");
+}

@@ -1,0 +1,47 @@
+// Runs the gcvm binary (GCVM_BINARY) with arguments and captures exit code, stdout
+// and stderr, for end-to-end CLI tests.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace gcvm::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline CliResult run_gcvm(const std::string& args) {
+  static int counter = 0;
+  const std::string err_file = "gcvm_cli_stderr_" + std::to_string(++counter) + ".txt";
+  const std::string command = std::string(GCVM_BINARY) + " " + args + " 2>" + err_file;
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  while (std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) result.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_file);
+  std::stringstream ss;
+  ss << err.rdbuf();
+  result.err = ss.str();
+  std::remove(err_file.c_str());
+  return result;
+}
+
+/// Number of lines in `text` (a final line without newline counts).
+inline int line_count(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines + (!text.empty() && text.back() != '\n');
+}
+
+}  // namespace gcvm::test

@@ -1,0 +1,27 @@
+// The gcvm command line: one subcommand per file, each registering itself on the
+// CLI11 app and running when selected. Exit codes, shared by every subcommand:
+//   0 success · 1 a check failed (--verify) or an internal error · 2 bad input
+//   (flags, specs, programs, files, impossible sizes) · 3 out of memory.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace gcvm::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitOutOfMemory = 3;
+
+/// A bad-input error raised by a subcommand; main prints "gcvm: <message>" and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Registers `gcvm mark`; the returned function runs it (after parsing) and returns the exit code.
+std::function<int()> register_mark_command(CLI::App& app);
+
+}  // namespace gcvm::cli
