@@ -26,18 +26,30 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+double allocate_all(Heap& heap, ShapeId shape, std::uint64_t objects) {
+  const Stopwatch clock;
+  for (std::uint64_t i = 0; i < objects; ++i)
+    if (heap.allocate(shape) == kNullRef) std::abort();
+  return objects / (clock.elapsed_ms() / 1000);
+}
+
+/// Fresh: every block is new memory (page faults included). Reused: the same heap
+/// after a sweep freed everything, the steady state of a running mutator.
 void bench_allocation(std::uint64_t objects, int repeats) {
-  std::vector<double> rates;
+  std::vector<double> fresh, reused;
   for (int r = 0; r < repeats; ++r) {
     Heap heap;
     const ShapeId node = heap.shapes().intern(1, 1);
-    const Stopwatch clock;
-    for (std::uint64_t i = 0; i < objects; ++i)
-      if (heap.allocate(node) == kNullRef) std::abort();
-    rates.push_back(objects / (clock.elapsed_ms() / 1000));
+    fresh.push_back(allocate_all(heap, node, objects));
+    MarkBitmap nothing;
+    nothing.reset(heap.blocks().high_water());
+    sweep(heap, nothing);
+    reused.push_back(allocate_all(heap, node, objects));
   }
-  fmt::print("{:<34} {:>14.1f} M objects/s\n", fmt::format("allocate {}M (1 ref, 1 scalar)", objects / 1000000),
-             median(rates) / 1e6);
+  fmt::print("{:<34} {:>14.1f} M objects/s\n", fmt::format("allocate {}M fresh (1 ref, 1 scalar)", objects / 1000000),
+             median(fresh) / 1e6);
+  fmt::print("{:<34} {:>14.1f} M objects/s\n", fmt::format("allocate {}M reused (1 ref, 1 scalar)", objects / 1000000),
+             median(reused) / 1e6);
 }
 
 void bench_sweep(std::uint64_t objects, int repeats) {

@@ -15,7 +15,9 @@ BlockAllocator::BlockAllocator(const ShapeTable& shapes, std::uint32_t max_block
 
 BlockAllocator::ShapeBlocks& BlockAllocator::blocks_for(ShapeId shape) {
   if (shape >= per_shape_.size()) {
+    const std::size_t before = per_shape_.size();
     per_shape_.resize(shape + 1);
+    for (std::size_t i = before; i < per_shape_.size(); ++i) per_shape_[i].full_mask = shapes_.layout(static_cast<ShapeId>(i)).full_mask;
     for (auto& s : per_shape_) {
       s.allocated.resize(free_.size());
       s.active.resize(free_.size());
@@ -34,23 +36,12 @@ void BlockAllocator::grow_bitmaps(std::uint32_t blocks) {
   }
 }
 
-std::uint32_t BlockAllocator::cursor_for(ShapeId shape) {
+std::uint32_t BlockAllocator::find_active_block(ShapeId shape) {
   if (shape >= per_shape_.size()) return kNoBlock;
   ShapeBlocks& s = per_shape_[shape];
-  if (s.cursor != kNoBlock && s.active.test(s.cursor)) return s.cursor;
   const std::size_t found = s.active.find_first();
   s.cursor = found == HierarchicalBitmap::npos ? kNoBlock : static_cast<std::uint32_t>(found);
   return s.cursor;
-}
-
-ObjectId BlockAllocator::take_slot(std::uint32_t block) {
-  const std::uint64_t word = alloc_words_[block];
-  const std::uint32_t slot = static_cast<std::uint32_t>(std::countr_zero(~word));
-  const std::uint64_t updated = word | (std::uint64_t{1} << slot);
-  alloc_words_[block] = updated;
-  const ShapeId shape = block_shapes_[block];
-  if (updated == shapes_.layout(shape).full_mask) per_shape_[shape].active.clear(block);
-  return make_object_id(block, slot);
 }
 
 std::optional<std::uint32_t> BlockAllocator::initialize_block(ShapeId shape) {
@@ -101,6 +92,7 @@ BlockAllocator::BlockSweep BlockAllocator::sweep_block(std::uint32_t block, std:
     free_.set_atomic(block);
     std::atomic_ref<std::uint32_t>(blocks_in_use_).fetch_sub(1, std::memory_order_relaxed);
     result.emptied = true;
+    if (s.cursor == block) s.cursor = kNoBlock;
   } else if (before == shapes_.layout(shape).full_mask) {
     s.active.set_atomic(block);
   }

@@ -28,6 +28,7 @@
 // ranges when this allocator reports a freshly initialized block.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,7 +50,11 @@ class BlockAllocator {
 
   /// A slot in an existing active block of `shape`, or kNullRef if none has room.
   ObjectId allocate_in_active_block(ShapeId shape) {
-    std::uint32_t block = cursor_for(shape);
+    if (shape < per_shape_.size()) {
+      const ShapeBlocks& s = per_shape_[shape];
+      if (s.cursor != kNoBlock && alloc_words_[s.cursor] != s.full_mask) return take_slot(s.cursor);
+    }
+    const std::uint32_t block = find_active_block(shape);
     if (block == kNoBlock) return kNullRef;
     return take_slot(block);
   }
@@ -59,6 +64,10 @@ class BlockAllocator {
   /// Returns a block that `initialize_block` gave out and that holds no object yet.
   void abandon_block(std::uint32_t block);
   ObjectId allocate_in_block(std::uint32_t block) { return take_slot(block); }
+  /// Forgets the allocation cursors; sweep calls it because it may free a cursor block.
+  void reset_cursors() {
+    for (auto& s : per_shape_) s.cursor = kNoBlock;
+  }
 
   /// Sweep step for one block: keeps only the slots set in `mark_word`. Returns the
   /// slots freed. The block becomes free if none remain (see `BlockSweep`).
@@ -96,11 +105,20 @@ class BlockAllocator {
   struct ShapeBlocks {
     HierarchicalBitmap allocated;
     HierarchicalBitmap active;
-    std::uint32_t cursor = kNoBlock;  // an active block to allocate from, if known
+    std::uint32_t cursor = kNoBlock;  // a non-free block of this shape to allocate from, if known
+    std::uint64_t full_mask = 0;
   };
 
-  std::uint32_t cursor_for(ShapeId shape);
-  ObjectId take_slot(std::uint32_t block);
+  std::uint32_t find_active_block(ShapeId shape);
+  ObjectId take_slot(std::uint32_t block) {
+    const std::uint64_t word = alloc_words_[block];
+    const std::uint32_t slot = static_cast<std::uint32_t>(std::countr_zero(~word));
+    const std::uint64_t updated = word | (std::uint64_t{1} << slot);
+    alloc_words_[block] = updated;
+    ShapeBlocks& s = per_shape_[block_shapes_[block]];
+    if (updated == s.full_mask) s.active.clear(block);
+    return make_object_id(block, slot);
+  }
   ShapeBlocks& blocks_for(ShapeId shape);
   void grow_bitmaps(std::uint32_t blocks);
 

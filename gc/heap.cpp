@@ -86,8 +86,12 @@ ObjectId Heap::allocate_slot(ShapeId shape) {
     id = blocks_.allocate_in_block(*block);
   }
   const ShapeLayout& layout = shapes_.layout(shape);
-  for (std::uint32_t f = 0; f < layout.shape.ref_fields; ++f) *ref_field(id, f) = kNullRef;
-  for (std::uint32_t f = 0; f < layout.shape.scalar_fields; ++f) *scalar_field(id, f) = 0;
+  std::byte* base = blocks_.block_data(block_of(id));
+  const std::uint32_t slot = slot_of(id);
+  auto* refs = reinterpret_cast<std::uint32_t*>(base) + slot;
+  for (std::uint32_t f = 0; f < layout.shape.ref_fields; ++f) refs[std::size_t{f} * layout.capacity] = kNullRef;
+  auto* scalars = reinterpret_cast<std::uint64_t*>(base + layout.scalar_offset) + slot;
+  for (std::uint32_t f = 0; f < layout.shape.scalar_fields; ++f) scalars[std::size_t{f} * layout.capacity] = 0;
   if (config_.graph_mode == RefGraphMode::Barrier && layout.shape.ref_fields > 0) graph_.clear_out_edges(id);
   return id;
 }

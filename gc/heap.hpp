@@ -98,6 +98,8 @@ class Heap {
   /// Sweep step for one block (gc/sweep.cpp drives it): frees the unmarked slots
   /// with their array storage and edge ranges. Returns the number of objects freed.
   std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word);
+  /// Called once after a sweep: allocation restarts from the lowest active blocks.
+  void reset_allocation_cursors() { blocks_.reset_cursors(); }
 
   std::uint64_t used_bytes() const { return std::uint64_t{blocks_.blocks_in_use()} * kBlockBytes + array_bytes_; }
   std::uint64_t limit_bytes() const { return limit_bytes_; }

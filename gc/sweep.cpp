@@ -20,6 +20,7 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks) {
     if ((live & ~mark[b]) == 0) continue;
     stats.freed_objects += heap.sweep_block(b, mark[b]);
   }
+  heap.reset_allocation_cursors();
   stats.blocks_freed = in_use_before - heap.blocks().blocks_in_use();
   stats.sweep_ms = clock.elapsed_ms();
   return stats;

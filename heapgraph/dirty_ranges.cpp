@@ -4,12 +4,6 @@
 
 namespace gcvm {
 
-void DirtyRanges::mark_span(std::vector<std::uint64_t>& bits, std::uint64_t begin, std::uint64_t end,
-                            std::uint64_t chunk_size) {
-  if (begin >= end) return;
-  for (std::uint64_t chunk = begin / chunk_size; chunk <= (end - 1) / chunk_size; ++chunk) mark(bits, chunk);
-}
-
 std::vector<IndexRange> DirtyRanges::ranges(const std::vector<std::uint64_t>& bits, std::uint64_t chunk_size,
                                             std::uint64_t limit) {
   std::vector<IndexRange> out;

@@ -48,7 +48,10 @@ class DirtyRanges {
     bits[word] |= std::uint64_t{1} << (chunk & 63);
   }
   static void mark_span(std::vector<std::uint64_t>& bits, std::uint64_t begin, std::uint64_t end,
-                        std::uint64_t chunk_size);
+                        std::uint64_t chunk_size) {
+    if (begin >= end) return;
+    for (std::uint64_t chunk = begin / chunk_size; chunk <= (end - 1) / chunk_size; ++chunk) mark(bits, chunk);
+  }
   static std::vector<IndexRange> ranges(const std::vector<std::uint64_t>& bits, std::uint64_t chunk_size,
                                         std::uint64_t limit);
 

@@ -32,7 +32,9 @@ void RefGraph::release_edges(EdgeIndex base, std::uint64_t count) { edge_space_.
 void RefGraph::clear_out_edges(ObjectId v) {
   const EdgeIndex b = begin_[v];
   const std::uint32_t d = degree_[v];
-  std::fill_n(edges_.data() + b, d, kNullRef);
+  if (d == 0) return;
+  ObjectId* e = edges_.data() + b;
+  for (std::uint32_t i = 0; i < d; ++i) e[i] = kNullRef;
   dirty_.mark_edges(b, b + d);
 }
 

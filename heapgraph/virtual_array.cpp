@@ -18,6 +18,9 @@ AddressReservation::AddressReservation(std::size_t max_bytes) {
   if (p == MAP_FAILED) return;
   base_ = static_cast<std::byte*>(p);
   reserved_ = bytes;
+  // Large heaps and graphs are walked at random by markers: 2 MiB pages cut TLB misses
+  // and page faults. Advisory only; where THP is off nothing changes.
+  if (bytes >= kCommitStep) madvise(base_, bytes, MADV_HUGEPAGE);
 }
 
 AddressReservation::~AddressReservation() {
