@@ -29,15 +29,6 @@ std::optional<EdgeIndex> RefGraph::reserve_edges(std::uint64_t count) {
 
 void RefGraph::release_edges(EdgeIndex base, std::uint64_t count) { edge_space_.release(base, count); }
 
-void RefGraph::clear_out_edges(ObjectId v) {
-  const EdgeIndex b = begin_[v];
-  const std::uint32_t d = degree_[v];
-  if (d == 0) return;
-  ObjectId* e = edges_.data() + b;
-  for (std::uint32_t i = 0; i < d; ++i) e[i] = kNullRef;
-  dirty_.mark_edges(b, b + d);
-}
-
 std::uint64_t RefGraph::committed_bytes() const {
   return begin_.committed_bytes() + degree_.committed_bytes() + edges_.committed_bytes();
 }

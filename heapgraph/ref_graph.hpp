@@ -49,7 +49,13 @@ class RefGraph {
     dirty_.mark_vertex(v);
   }
   /// Sets every outgoing reference of v to null (a freshly allocated object).
-  void clear_out_edges(ObjectId v);
+  void clear_out_edges(ObjectId v) {
+    const EdgeIndex b = begin_[v];
+    const std::uint32_t d = degree_[v];
+    ObjectId* e = edges_.data() + b;
+    for (std::uint32_t i = 0; i < d; ++i) e[i] = kNullRef;
+    dirty_.mark_edges(b, b + d);
+  }
 
   // --- the write barrier: the one entry point for reference stores ---
   void record_store(ObjectId source, std::uint32_t slot, ObjectId target) {
