@@ -8,11 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "heapgraph/input_error.hpp"
+
 namespace gcvm {
 
-class ConfigError : public std::runtime_error {
+class ConfigError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 struct GcOption {

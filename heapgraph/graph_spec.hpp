@@ -21,11 +21,13 @@
 #include <string>
 #include <string_view>
 
+#include "heapgraph/input_error.hpp"
+
 namespace gcvm {
 
-class SpecError : public std::runtime_error {
+class SpecError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 enum class SpecKind { Single, List, Lists, Wide, VpList, VpArray, Complete, Rmat, Random };

@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 
+#include "heapgraph/input_error.hpp"
+
 namespace gcvm::cli {
 
 inline constexpr int kExitOk = 0;
@@ -15,10 +17,10 @@ inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitOutOfMemory = 3;
 
-/// A bad-input error raised by a subcommand; main prints "gcvm: <message>" and exits 2.
-class UsageError : public std::runtime_error {
+/// A bad-input error raised by a subcommand itself (every InputError exits 2).
+class UsageError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 /// Registers `gcvm mark`; the returned function runs it (after parsing) and returns the exit code.

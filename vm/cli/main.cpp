@@ -45,13 +45,7 @@ int main(int argc, char** argv) {
 
   try {
     if (app.got_subcommand("mark")) return run_mark();
-  } catch (const cli::UsageError& e) {
-    fmt::print(stderr, "gcvm: {}\n", e.what());
-    return cli::kExitBadInput;
-  } catch (const SpecError& e) {
-    fmt::print(stderr, "gcvm: {}\n", e.what());
-    return cli::kExitBadInput;
-  } catch (const ConfigError& e) {
+  } catch (const InputError& e) {
     fmt::print(stderr, "gcvm: {}\n", e.what());
     return cli::kExitBadInput;
   } catch (const HeapExhausted& e) {
