@@ -67,32 +67,25 @@ bool Heap::prepare_block(std::uint32_t block, ShapeId shape) {
   return true;
 }
 
-ObjectId Heap::allocate(ShapeId shape) {
-  if (shapes_.layout(shape).shape.kind != ShapeKind::Object)
-    throw std::invalid_argument("Heap::allocate takes object shapes; arrays come from allocate_*_array");
-  return allocate_slot(shape);
+void Heap::reject_array_shape() {
+  throw std::invalid_argument("Heap::allocate takes object shapes; arrays come from allocate_*_array");
+}
+
+ObjectId Heap::allocate_in_new_block(ShapeId shape) {
+  if (used_bytes() + kBlockBytes > limit_bytes_) return kNullRef;
+  const auto block = blocks_.initialize_block(shape);
+  if (!block) return kNullRef;
+  if (!prepare_block(*block, shape)) {
+    blocks_.abandon_block(*block);
+    return kNullRef;
+  }
+  return blocks_.allocate_in_block(*block);
 }
 
 ObjectId Heap::allocate_slot(ShapeId shape) {
   ObjectId id = blocks_.allocate_in_active_block(shape);
-  if (id == kNullRef) {
-    if (used_bytes() + kBlockBytes > limit_bytes_) return kNullRef;
-    const auto block = blocks_.initialize_block(shape);
-    if (!block) return kNullRef;
-    if (!prepare_block(*block, shape)) {
-      blocks_.abandon_block(*block);
-      return kNullRef;
-    }
-    id = blocks_.allocate_in_block(*block);
-  }
-  const ShapeLayout& layout = shapes_.layout(shape);
-  std::byte* base = blocks_.block_data(block_of(id));
-  const std::uint32_t slot = slot_of(id);
-  auto* refs = reinterpret_cast<std::uint32_t*>(base) + slot;
-  for (std::uint32_t f = 0; f < layout.shape.ref_fields; ++f) refs[std::size_t{f} * layout.capacity] = kNullRef;
-  auto* scalars = reinterpret_cast<std::uint64_t*>(base + layout.scalar_offset) + slot;
-  for (std::uint32_t f = 0; f < layout.shape.scalar_fields; ++f) scalars[std::size_t{f} * layout.capacity] = 0;
-  if (config_.graph_mode == RefGraphMode::Barrier && layout.shape.ref_fields > 0) graph_.clear_out_edges(id);
+  if (id == kNullRef && (id = allocate_in_new_block(shape)) == kNullRef) return kNullRef;
+  initialize_object(id, shapes_.layout(shape));
   return id;
 }
 

@@ -50,7 +50,14 @@ class Heap {
   const ShapeTable& shapes() const { return shapes_; }
 
   // --- allocation (kNullRef when the heap limit or id space is exhausted) ---
-  ObjectId allocate(ShapeId shape);
+  ObjectId allocate(ShapeId shape) {
+    const ShapeLayout& layout = shapes_.layout(shape);
+    if (layout.shape.kind != ShapeKind::Object) reject_array_shape();
+    ObjectId id = blocks_.allocate_in_active_block(shape);
+    if (id == kNullRef && (id = allocate_in_new_block(shape)) == kNullRef) return kNullRef;
+    initialize_object(id, layout);
+    return id;
+  }
   ObjectId allocate_ref_array(std::uint64_t length) { return allocate_array(ShapeTable::kRefArray, length); }
   ObjectId allocate_scalar_array(std::uint64_t length) { return allocate_array(ShapeTable::kScalarArray, length); }
 
@@ -106,7 +113,20 @@ class Heap {
   std::uint64_t array_bytes() const { return array_bytes_; }
 
  private:
+  [[noreturn]] static void reject_array_shape();
+  /// Slow path: a fresh block for `shape` (edge ranges reserved), then a slot in it.
+  ObjectId allocate_in_new_block(ShapeId shape);
   ObjectId allocate_slot(ShapeId shape);
+  /// Null references, zero scalars, null out-edges (barrier mode).
+  void initialize_object(ObjectId id, const ShapeLayout& layout) {
+    std::byte* base = blocks_.block_data(block_of(id));
+    const std::uint32_t slot = slot_of(id);
+    auto* refs = reinterpret_cast<std::uint32_t*>(base) + slot;
+    for (std::uint32_t f = 0; f < layout.shape.ref_fields; ++f) refs[std::size_t{f} * layout.capacity] = kNullRef;
+    auto* scalars = reinterpret_cast<std::uint64_t*>(base + layout.scalar_offset) + slot;
+    for (std::uint32_t f = 0; f < layout.shape.scalar_fields; ++f) scalars[std::size_t{f} * layout.capacity] = 0;
+    if (config_.graph_mode == RefGraphMode::Barrier && layout.shape.ref_fields > 0) graph_.clear_out_edges(id);
+  }
   ObjectId allocate_array(ShapeId shape, std::uint64_t length);
   bool prepare_block(std::uint32_t block, ShapeId shape);
   void release_array(ObjectId array);
