@@ -12,9 +12,15 @@
 
 namespace gcvm {
 
+/// What `--gc`, `--gc-opt`, `--gc-threads` and `--device` select; every front end
+/// (mark, run, replay) fills it the same way (vm/cli/collector_args.hpp).
 struct CollectorChoice {
   std::string name = "serial";
   GcOptions options;
+  /// Marker threads for CPU-parallel collectors; 0 = every hardware thread.
+  unsigned threads = 0;
+  /// `auto`, `cuda`, `opencl`, optionally `:N` for the device index (GPU collectors).
+  std::string device = "auto";
 };
 
 /// The collectors this build offers, in the order help texts list them.

@@ -11,6 +11,7 @@
 #include "gc/stopwatch.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "heapgraph/synthetic_heaps.hpp"
+#include "vm/cli/collector_args.hpp"
 #include "vm/cli/commands.hpp"
 #include "vm/cli/size_arg.hpp"
 
@@ -20,8 +21,7 @@ namespace {
 
 struct MarkArgs {
   std::string graph;
-  std::string gc = "serial";
-  std::vector<std::string> gc_opts;
+  CollectorArgs collector;
   std::string heap;
   std::string stats = "text";
   std::uint64_t seed = kDefaultGraphSeed;
@@ -31,9 +31,7 @@ struct MarkArgs {
 
 int run_mark(const MarkArgs& args) {
   const GraphSpec spec = parse_graph_spec(args.graph);
-  CollectorChoice choice{args.gc, {}};
-  for (const auto& opt : args.gc_opts) choice.options.push_back(parse_gc_option(opt));
-  auto marker = make_marker(choice);
+  auto marker = make_marker(args.collector.choice());
 
   HeapConfig config;
   if (!args.heap.empty()) {
@@ -95,8 +93,7 @@ std::function<int()> register_mark_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("mark", "Build a synthetic heap, mark and sweep it, and report");
   cmd->add_option("--graph", args->graph, std::string("Synthetic heap: ") + std::string(graph_spec_forms()))
       ->required();
-  cmd->add_option("--gc", args->gc, "Collector (marker) to use");
-  cmd->add_option("--gc-opt", args->gc_opts, "Marker option key=value (repeatable)");
+  args->collector.add_to(*cmd);
   cmd->add_option("--heap", args->heap, "Heap limit (e.g. 64M, 2G); default: the whole id space");
   cmd->add_option("--stats", args->stats, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--seed", args->seed, "Seed for random graphs");

@@ -1,0 +1,26 @@
+// The collector flags every gcvm subcommand that collects shares: --gc, --gc-opt,
+// --gc-threads, --device. Registered once here so mark, run and replay accept the
+// same spellings and report the same errors.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "gc/marker_registry.hpp"
+
+namespace gcvm::cli {
+
+struct CollectorArgs {
+  std::string gc = "serial";
+  std::vector<std::string> gc_opts;
+  unsigned gc_threads = 0;
+  std::string device = "auto";
+
+  /// Adds the four options to `cmd`.
+  void add_to(CLI::App& cmd);
+  /// The parsed choice; throws ConfigError for a malformed --gc-opt.
+  CollectorChoice choice() const;
+};
+
+}  // namespace gcvm::cli
