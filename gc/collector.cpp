@@ -33,7 +33,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.verify_ms += check.elapsed_ms();
   }
 
-  const MarkRequest request{heap_.graph(), roots, heap_.blocks().high_water()};
+  const MarkRequest request{heap_.graph(), roots, heap_.blocks().high_water(), &heap_.graph().dirty()};
   stats.mark = marker_->mark(request, marks_);
 
   if (verify_) {

@@ -1,7 +1,7 @@
 // The Marker interface: every collector's mark phase has this shape.
 //
-// In:  the CSR reference graph, the roots (kNullRef entries are skipped), and the
-//      number of blocks the bitmap must cover.
+// In:  the CSR reference graph, the roots (kNullRef entries are skipped), the
+//      number of blocks the bitmap must cover, and the graph's dirty ranges.
 // Out: the mark bitmap (DESIGN.md invariant 2) and MarkStats.
 //
 // Contract (invariant 4): for the same input, every marker with every option sets
@@ -33,6 +33,10 @@ struct MarkRequest {
   const RefGraph& graph;
   std::span<const ObjectId> roots;
   std::uint32_t block_count = 0;
+  /// What changed in `graph` since a device mirror last synced (DESIGN.md invariant
+  /// 5), or null when unknown. A device marker consumes and clears it; CPU markers
+  /// ignore it.
+  DirtyRanges* dirty = nullptr;
 };
 
 struct MarkStats {

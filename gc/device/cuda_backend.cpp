@@ -1,0 +1,225 @@
+#include "gc/device/cuda_backend.hpp"
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "kernels/common/mark_layout.h"
+#include "kernels/cuda/launchers.hpp"
+
+namespace gcvm {
+
+namespace {
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw DeviceError(fmt::format("CUDA error in {}: {} ({})", what, cudaGetErrorString(status), cudaGetErrorName(status)));
+}
+
+/// A device allocation that grows by half again and frees itself.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (data_ != nullptr) cudaFree(data_);
+  }
+  /// True if the contents were kept (no reallocation was needed).
+  bool reserve(std::size_t bytes, const char* what) {
+    if (bytes <= capacity_) return true;
+    const std::size_t grown = std::max(bytes, capacity_ + capacity_ / 2);
+    if (data_ != nullptr) cudaFree(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+    const cudaError_t status = cudaMalloc(&data_, grown);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw DeviceError(fmt::format("device out of memory: cudaMalloc of {:.1f} MiB for {} failed ({})",
+                                    grown / 1048576.0, what, cudaGetErrorString(status)));
+    }
+    capacity_ = grown;
+    return false;
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+class CudaBackend final : public DeviceBackend {
+ public:
+  CudaBackend(DeviceInfo info, int device) : info_(std::move(info)), device_(device) {
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaEventCreate(&start_), "cudaEventCreate");
+    check(cudaEventCreate(&stop_), "cudaEventCreate");
+    state_.reserve(GCVM_STATE_WORDS * sizeof(std::uint32_t), "the level state");
+  }
+  ~CudaBackend() override {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaStreamDestroy(stream_);
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  bool reserve_graph(std::uint64_t vertices, std::uint64_t edges) override {
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    const std::uint64_t padded = (edges + GCVM_EDGE_PAD - 1) / GCVM_EDGE_PAD * GCVM_EDGE_PAD + GCVM_EDGE_PAD;
+    bool kept = begin_.reserve(vertices * sizeof(std::uint64_t), "the mirror's begin array");
+    kept = degree_.reserve(vertices * sizeof(std::uint32_t), "the mirror's degree array") && kept;
+    kept = edges_.reserve(padded * sizeof(std::uint32_t), "the mirror's edge array") && kept;
+    queue_bytes_ = std::max<std::uint64_t>(vertices, 1) * sizeof(std::uint32_t);
+    queues_[0].reserve(queue_bytes_, "a frontier queue");
+    queues_[1].reserve(queue_bytes_, "a frontier queue");
+    return kept;
+  }
+
+  void upload_graph(const std::uint64_t* begin, const std::uint32_t* degree, const ObjectId* edges,
+                    std::uint64_t vertices, std::uint64_t edge_count) override {
+    copy_in(begin_.as<void>(), begin, vertices * sizeof(std::uint64_t));
+    copy_in(degree_.as<void>(), degree, vertices * sizeof(std::uint32_t));
+    copy_in(edges_.as<void>(), edges, edge_count * sizeof(ObjectId));
+    check(cudaStreamSynchronize(stream_), "uploading the reference graph");
+  }
+
+  void patch_graph(const MirrorPatch& patch) override {
+    packed_.reserve(patch.packed.size() * sizeof(std::uint32_t), "the mirror patch");
+    copy_in(packed_.as<void>(), patch.packed.data(), patch.packed.size() * sizeof(std::uint32_t));
+    scatter(begin_.as<std::uint32_t>(), patch.begin_ranges, 0);
+    scatter(degree_.as<std::uint32_t>(), patch.degree_ranges, 1);
+    scatter(edges_.as<std::uint32_t>(), patch.edge_ranges, 2);
+    check(cudaStreamSynchronize(stream_), "patching the reference graph");
+  }
+
+  void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words) override {
+    roots_.reserve(std::max<std::size_t>(roots.size(), 1) * sizeof(ObjectId), "the roots");
+    marks_.reserve(std::max<std::uint64_t>(mark_words, 1) * sizeof(std::uint32_t), "the mark bitmap");
+    copy_in(roots_.as<void>(), roots.data(), roots.size_bytes());
+    check(cudaMemsetAsync(marks_.as<void>(), 0, mark_words * sizeof(std::uint32_t), stream_), "clearing the mark bitmap");
+    std::array<std::uint32_t, GCVM_STATE_WORDS> state{};
+    state[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
+    copy_in(state_.as<void>(), state.data(), sizeof(state));
+  }
+
+  void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
+    check(cuda::launch_bfs_seed(roots_.as<std::uint32_t>(), root_count, marks_.as<std::uint32_t>(),
+                                queues_[1].as<std::uint32_t>(), state_.as<std::uint32_t>(), groups, stream_),
+          "launching the BFS seed kernel");
+  }
+
+  void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) override {
+    check(cuda::launch_bfs_level(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
+                                 marks_.as<std::uint32_t>(), queues_[level % 2].as<std::uint32_t>(),
+                                 queues_[(level + 1) % 2].as<std::uint32_t>(), state_.as<std::uint32_t>(), level,
+                                 launch.flags, launch.wide_threshold, launch.fallback_threshold,
+                                 launch.fallback_min_level, launch.groups, stream_),
+          "launching the BFS level kernel");
+  }
+
+  std::vector<std::uint32_t> read_state() override {
+    std::vector<std::uint32_t> state(GCVM_STATE_WORDS);
+    copy_out(state.data(), state_.as<void>(), state.size() * sizeof(std::uint32_t), "reading the level state");
+    return state;
+  }
+
+  std::vector<ObjectId> read_level_queue(std::uint32_t level, std::uint32_t count) override {
+    std::vector<ObjectId> queue(count);
+    copy_out(queue.data(), queues_[level % 2].as<void>(), count * sizeof(ObjectId), "reading a frontier queue");
+    return queue;
+  }
+
+  void read_marks(std::uint64_t* words, std::uint64_t word_count) override {
+    copy_out(words, marks_.as<void>(), word_count * sizeof(std::uint64_t), "reading the mark bitmap");
+  }
+
+  void timer_start() override { check(cudaEventRecord(start_, stream_), "cudaEventRecord"); }
+  double timer_stop_ms() override {
+    check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    check(cudaEventSynchronize(stop_), "running the mark kernels");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms;
+  }
+
+  std::uint64_t device_bytes() const override {
+    return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
+           queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + packed_.capacity() +
+           ranges_[0].capacity() + ranges_[1].capacity() + ranges_[2].capacity();
+  }
+
+ private:
+  void copy_in(void* to, const void* from, std::size_t bytes) {
+    if (bytes != 0) check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_), "a host-to-device copy");
+  }
+  void copy_out(void* to, const void* from, std::size_t bytes, const char* what) {
+    if (bytes != 0) check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToHost, stream_), what);
+    check(cudaStreamSynchronize(stream_), what);
+  }
+  void scatter(std::uint32_t* destination, const std::vector<MirrorRange>& ranges, int which) {
+    if (ranges.empty()) return;
+    static_assert(sizeof(MirrorRange) == 3 * sizeof(std::uint64_t), "ranges are uploaded as u64 triples");
+    ranges_[which].reserve(ranges.size() * sizeof(MirrorRange), "the mirror patch ranges");
+    copy_in(ranges_[which].as<void>(), ranges.data(), ranges.size() * sizeof(MirrorRange));
+    check(cuda::launch_scatter(destination, packed_.as<std::uint32_t>(), ranges_[which].as<std::uint64_t>(),
+                               static_cast<std::uint32_t>(ranges.size()), stream_),
+          "launching the mirror scatter kernel");
+  }
+
+  DeviceInfo info_;
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+  DeviceBuffer begin_, degree_, edges_, marks_, roots_, state_, packed_;
+  DeviceBuffer queues_[2];
+  DeviceBuffer ranges_[3];
+  std::uint64_t queue_bytes_ = 0;
+};
+
+}  // namespace
+
+std::vector<DeviceInfo> cuda_devices() {
+  std::vector<DeviceInfo> devices;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return devices;
+  }
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  const int groups_per_sm = cuda::bfs_level_groups_per_sm();
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    DeviceInfo info;
+    info.backend = "cuda";
+    info.index = static_cast<unsigned>(i);
+    info.platform = fmt::format("CUDA driver {}.{}", driver / 1000, driver % 1000 / 10);
+    info.name = fmt::format("{} (sm_{}{})", prop.name, prop.major, prop.minor);
+    info.type = "gpu";
+    info.memory_bytes = prop.totalGlobalMem;
+    info.compute_units = static_cast<unsigned>(prop.multiProcessorCount);
+    info.resident_groups = static_cast<unsigned>(prop.multiProcessorCount * groups_per_sm);
+    devices.push_back(info);
+  }
+  return devices;
+}
+
+std::unique_ptr<DeviceBackend> open_cuda_backend(unsigned index) {
+  const auto devices = cuda_devices();
+  if (index >= devices.size())
+    throw DeviceError(devices.empty() ? std::string("no CUDA device is usable on this machine")
+                                      : fmt::format("CUDA device {} does not exist ({} found)", index, devices.size()));
+  return std::make_unique<CudaBackend>(devices[index], static_cast<int>(index));
+}
+
+}  // namespace gcvm

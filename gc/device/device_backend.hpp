@@ -1,0 +1,111 @@
+// The device backend interface: what a GPU marker needs from CUDA or OpenCL, and
+// nothing more. Policy (which kernels, in which order, when to fall back to the CPU)
+// lives in the markers (gc/markers/gpu_*); mechanism (memory, copies, launches,
+// timing) lives in the backends (gc/device/cuda_backend.cpp, opencl_backend.cpp),
+// which both launch the same kernel source (kernels/common/*.h).
+//
+// Device memory of one backend instance: the graph mirror (begin, degree, edges:
+// kernels/common/mark_layout.h), the roots, the mark bitmap, two frontier queues of
+// one entry per vertex, and the level state. The mirror persists between
+// collections; everything else is per collection.
+//
+// Invariants:
+// - After `reserve_graph(V, E)` the mirror can hold V vertices and E edges (+ the
+//   vector padding); `reserve_graph` returns false when it had to reallocate, which
+//   means the mirror's contents are gone and the caller must upload everything.
+// - Every method either completes or throws DeviceError; a failed collection never
+//   hands back a partial mark bitmap (the marker discards what it downloaded).
+// - Operations run in order on one queue/stream; reads (`read_*`) wait for all
+//   earlier work.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gc/marker.hpp"
+#include "heapgraph/object_id.hpp"
+
+namespace gcvm {
+
+/// A device call failed (driver error, out of memory, kernel fault).
+class DeviceError : public MarkError {
+ public:
+  using MarkError::MarkError;
+};
+
+struct DeviceInfo {
+  std::string backend;   // "cuda" or "opencl"
+  unsigned index = 0;    // position within its backend's list (--device=BACKEND:INDEX)
+  std::string platform;  // OpenCL platform or "CUDA <driver version>"
+  std::string name;
+  std::string type;      // "gpu", "cpu", "accelerator"
+  std::uint64_t memory_bytes = 0;
+  unsigned compute_units = 0;
+  /// Work groups of GCVM_GROUP_SIZE threads that run at once on the whole device.
+  unsigned resident_groups = 0;
+};
+
+/// The kernel parameters of one gpu-bfs collection (GCVM_BFS_* flags).
+struct BfsLaunch {
+  std::uint32_t flags = 0;
+  std::uint32_t wide_threshold = 16;
+  std::uint32_t fallback_threshold = 20;
+  std::uint32_t fallback_min_level = 5;
+  std::uint32_t groups = 0;  // work groups per level kernel
+};
+
+/// One contiguous copy into a mirror array: `words` 32-bit words from offset
+/// `source` of the packed buffer to offset `destination` of the array.
+struct MirrorRange {
+  std::uint64_t destination = 0;
+  std::uint64_t source = 0;
+  std::uint64_t words = 0;
+};
+
+/// Changed parts of the three mirror arrays, packed into one buffer (one copy).
+struct MirrorPatch {
+  std::vector<std::uint32_t> packed;
+  std::vector<MirrorRange> begin_ranges;   // in 32-bit words of the u64 begin array
+  std::vector<MirrorRange> degree_ranges;
+  std::vector<MirrorRange> edge_ranges;
+};
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  virtual const DeviceInfo& info() const = 0;
+
+  // --- the graph mirror ---
+  /// Makes room for `vertices` and `edges`; false if the contents were dropped.
+  virtual bool reserve_graph(std::uint64_t vertices, std::uint64_t edges) = 0;
+  /// Copies begin/degree [0, vertices) and edges [0, edges) from host arrays.
+  virtual void upload_graph(const std::uint64_t* begin, const std::uint32_t* degree, const ObjectId* edges,
+                            std::uint64_t vertices, std::uint64_t edges_count) = 0;
+  /// Applies a patch with one host-to-device copy and one scatter per array.
+  virtual void patch_graph(const MirrorPatch& patch) = 0;
+
+  // --- one collection ---
+  /// Uploads the roots and clears the mark bitmap (`mark_words` 32-bit words) and
+  /// the level state.
+  virtual void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words) = 0;
+  virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;
+  virtual void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) = 0;
+  /// The level state words (GCVM_STATE_WORDS), after all launched work finished.
+  virtual std::vector<std::uint32_t> read_state() = 0;
+  /// Queue entries [0, count) of the queue that level `level` reads.
+  virtual std::vector<ObjectId> read_level_queue(std::uint32_t level, std::uint32_t count) = 0;
+  /// The mark bitmap as 64-bit words (invariant 2).
+  virtual void read_marks(std::uint64_t* words, std::uint64_t word_count) = 0;
+
+  // --- timing on the device's own clock ---
+  /// Starts a device-side interval after all work enqueued so far.
+  virtual void timer_start() = 0;
+  /// Ends the interval after all work enqueued so far, waits, returns milliseconds.
+  virtual double timer_stop_ms() = 0;
+  /// Device bytes held by this backend (mirror, queues, bitmap, state).
+  virtual std::uint64_t device_bytes() const = 0;
+};
+
+}  // namespace gcvm

@@ -1,0 +1,327 @@
+#define CL_TARGET_OPENCL_VERSION 120
+#include "gc/device/opencl_backend.hpp"
+
+#include <CL/cl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "kernels/common/mark_layout.h"
+#include "kernels/opencl_sources.hpp"
+
+namespace gcvm {
+
+namespace {
+
+const char* cl_error_name(cl_int status) {
+  switch (status) {
+    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
+    case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE (device out of memory)";
+    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
+    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
+    case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
+    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL platform installed)";
+    default: return "OpenCL error";
+  }
+}
+
+void check(cl_int status, const char* what) {
+  if (status != CL_SUCCESS) throw DeviceError(fmt::format("OpenCL error in {}: {} ({})", what, cl_error_name(status), status));
+}
+
+std::string device_string(cl_device_id device, cl_device_info what) {
+  std::size_t size = 0;
+  if (clGetDeviceInfo(device, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string text(size, '\0');
+  clGetDeviceInfo(device, what, size, text.data(), nullptr);
+  text.resize(text.find('\0') == std::string::npos ? size : text.find('\0'));
+  return text;
+}
+
+std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+  std::size_t size = 0;
+  if (clGetPlatformInfo(platform, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string text(size, '\0');
+  clGetPlatformInfo(platform, what, size, text.data(), nullptr);
+  text.resize(text.find('\0') == std::string::npos ? size : text.find('\0'));
+  return text;
+}
+
+struct ClDevice {
+  cl_platform_id platform;
+  cl_device_id device;
+  DeviceInfo info;
+};
+
+std::vector<ClDevice> enumerate() {
+  std::vector<ClDevice> found;
+  cl_uint platform_count = 0;
+  if (clGetPlatformIDs(0, nullptr, &platform_count) != CL_SUCCESS || platform_count == 0) return found;
+  std::vector<cl_platform_id> platforms(platform_count);
+  if (clGetPlatformIDs(platform_count, platforms.data(), nullptr) != CL_SUCCESS) return found;
+  for (cl_platform_id platform : platforms) {
+    cl_uint count = 0;
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
+    std::vector<cl_device_id> devices(count);
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, devices.data(), nullptr) != CL_SUCCESS) continue;
+    for (cl_device_id device : devices) {
+      DeviceInfo info;
+      info.backend = "opencl";
+      info.index = static_cast<unsigned>(found.size());
+      info.platform = platform_string(platform, CL_PLATFORM_NAME) + " " + platform_string(platform, CL_PLATFORM_VERSION);
+      info.name = device_string(device, CL_DEVICE_NAME);
+      cl_device_type type = 0;
+      clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof(type), &type, nullptr);
+      info.type = (type & CL_DEVICE_TYPE_GPU) ? "gpu" : (type & CL_DEVICE_TYPE_CPU) ? "cpu" : "accelerator";
+      cl_ulong memory = 0;
+      clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(memory), &memory, nullptr);
+      info.memory_bytes = memory;
+      cl_uint units = 0;
+      clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units, nullptr);
+      info.compute_units = units;
+      // OpenCL has no occupancy query: assume 8 groups of 256 per compute unit on a
+      // GPU (2048 threads, an H100 SM's limit) and 1 on a CPU core.
+      info.resident_groups = units * (info.type == "gpu" ? 8u : 1u);
+      found.push_back({platform, device, info});
+    }
+  }
+  return found;
+}
+
+class ClBuffer {
+ public:
+  ClBuffer() = default;
+  ClBuffer(const ClBuffer&) = delete;
+  ClBuffer& operator=(const ClBuffer&) = delete;
+  ~ClBuffer() {
+    if (mem_ != nullptr) clReleaseMemObject(mem_);
+  }
+  bool reserve(cl_context context, std::size_t bytes, const char* what) {
+    bytes = std::max<std::size_t>(bytes, 16);
+    if (bytes <= capacity_) return true;
+    const std::size_t grown = std::max(bytes, capacity_ + capacity_ / 2);
+    if (mem_ != nullptr) clReleaseMemObject(mem_);
+    mem_ = nullptr;
+    capacity_ = 0;
+    cl_int status = CL_SUCCESS;
+    mem_ = clCreateBuffer(context, CL_MEM_READ_WRITE, grown, nullptr, &status);
+    if (status != CL_SUCCESS)
+      throw DeviceError(fmt::format("device out of memory: clCreateBuffer of {:.1f} MiB for {} failed ({})",
+                                    grown / 1048576.0, what, cl_error_name(status)));
+    capacity_ = grown;
+    return false;
+  }
+  cl_mem get() const { return mem_; }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  cl_mem mem_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+template <typename... Args>
+void set_args(cl_kernel kernel, const Args&... args) {
+  cl_uint index = 0;
+  ((check(clSetKernelArg(kernel, index++, sizeof(Args), &args), "clSetKernelArg")), ...);
+}
+
+class OpenClBackend final : public DeviceBackend {
+ public:
+  explicit OpenClBackend(const ClDevice& device) : info_(device.info), device_(device.device) {
+    cl_int status = CL_SUCCESS;
+    const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
+                                                reinterpret_cast<cl_context_properties>(device.platform), 0};
+    context_ = clCreateContext(properties, 1, &device_, nullptr, nullptr, &status);
+    check(status, "clCreateContext");
+    queue_ = clCreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &status);
+    check(status, "clCreateCommandQueue");
+    build_program();
+    state_.reserve(context_, GCVM_STATE_WORDS * sizeof(std::uint32_t), "the level state");
+  }
+  ~OpenClBackend() override {
+    release_events();
+    for (cl_kernel k : {seed_, level_, scatter_})
+      if (k != nullptr) clReleaseKernel(k);
+    if (program_ != nullptr) clReleaseProgram(program_);
+    if (queue_ != nullptr) clReleaseCommandQueue(queue_);
+    if (context_ != nullptr) clReleaseContext(context_);
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  bool reserve_graph(std::uint64_t vertices, std::uint64_t edges) override {
+    const std::uint64_t padded = (edges + GCVM_EDGE_PAD - 1) / GCVM_EDGE_PAD * GCVM_EDGE_PAD + GCVM_EDGE_PAD;
+    bool kept = begin_.reserve(context_, vertices * sizeof(std::uint64_t), "the mirror's begin array");
+    kept = degree_.reserve(context_, vertices * sizeof(std::uint32_t), "the mirror's degree array") && kept;
+    kept = edges_.reserve(context_, padded * sizeof(std::uint32_t), "the mirror's edge array") && kept;
+    for (ClBuffer& q : queues_) q.reserve(context_, vertices * sizeof(std::uint32_t), "a frontier queue");
+    return kept;
+  }
+
+  void upload_graph(const std::uint64_t* begin, const std::uint32_t* degree, const ObjectId* edges,
+                    std::uint64_t vertices, std::uint64_t edge_count) override {
+    write(begin_, begin, vertices * sizeof(std::uint64_t));
+    write(degree_, degree, vertices * sizeof(std::uint32_t));
+    write(edges_, edges, edge_count * sizeof(ObjectId));
+    check(clFinish(queue_), "uploading the reference graph");
+  }
+
+  void patch_graph(const MirrorPatch& patch) override {
+    packed_.reserve(context_, patch.packed.size() * sizeof(std::uint32_t), "the mirror patch");
+    write(packed_, patch.packed.data(), patch.packed.size() * sizeof(std::uint32_t));
+    scatter(begin_, patch.begin_ranges, 0);
+    scatter(degree_, patch.degree_ranges, 1);
+    scatter(edges_, patch.edge_ranges, 2);
+    check(clFinish(queue_), "patching the reference graph");
+  }
+
+  void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words) override {
+    roots_.reserve(context_, roots.size_bytes(), "the roots");
+    marks_.reserve(context_, mark_words * sizeof(std::uint32_t), "the mark bitmap");
+    write(roots_, roots.data(), roots.size_bytes());
+    const cl_uint zero = 0;
+    if (mark_words != 0)
+      check(clEnqueueFillBuffer(queue_, marks_.get(), &zero, sizeof(zero), 0, mark_words * sizeof(std::uint32_t), 0,
+                                nullptr, nullptr),
+            "clearing the mark bitmap");
+    std::array<std::uint32_t, GCVM_STATE_WORDS> state{};
+    state[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
+    write(state_, state.data(), sizeof(state));
+    check(clFinish(queue_), "uploading the roots");
+  }
+
+  void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
+    set_args(seed_, roots_.get(), root_count, marks_.get(), queues_[1].get(), state_.get());
+    launch(seed_, groups, "the BFS seed kernel");
+  }
+
+  void launch_bfs_level(std::uint32_t level, const BfsLaunch& l) override {
+    set_args(level_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), queues_[level % 2].get(),
+             queues_[(level + 1) % 2].get(), state_.get(), level, l.flags, l.wide_threshold, l.fallback_threshold,
+             l.fallback_min_level);
+    launch(level_, l.groups, "the BFS level kernel");
+  }
+
+  std::vector<std::uint32_t> read_state() override {
+    std::vector<std::uint32_t> state(GCVM_STATE_WORDS);
+    read(state_, state.data(), state.size() * sizeof(std::uint32_t), "reading the level state");
+    return state;
+  }
+
+  std::vector<ObjectId> read_level_queue(std::uint32_t level, std::uint32_t count) override {
+    std::vector<ObjectId> queue(count);
+    read(queues_[level % 2], queue.data(), count * sizeof(ObjectId), "reading a frontier queue");
+    return queue;
+  }
+
+  void read_marks(std::uint64_t* words, std::uint64_t word_count) override {
+    read(marks_, words, word_count * sizeof(std::uint64_t), "reading the mark bitmap");
+  }
+
+  void timer_start() override {
+    release_events();
+    check(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &start_), "clEnqueueMarker");
+  }
+  double timer_stop_ms() override {
+    check(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &stop_), "clEnqueueMarker");
+    check(clFinish(queue_), "running the mark kernels");
+    cl_ulong start = 0;
+    cl_ulong stop = 0;
+    check(clGetEventProfilingInfo(start_, CL_PROFILING_COMMAND_END, sizeof(start), &start, nullptr), "profiling");
+    check(clGetEventProfilingInfo(stop_, CL_PROFILING_COMMAND_END, sizeof(stop), &stop, nullptr), "profiling");
+    return stop > start ? (stop - start) / 1e6 : 0.0;
+  }
+
+  std::uint64_t device_bytes() const override {
+    std::uint64_t total = 0;
+    for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &packed_, &queues_[0],
+                              &queues_[1], &ranges_[0], &ranges_[1], &ranges_[2]})
+      total += b->capacity();
+    return total;
+  }
+
+ private:
+  void build_program() {
+    cl_int status = CL_SUCCESS;
+    const char* source = kOpenClMarkSource;
+    program_ = clCreateProgramWithSource(context_, 1, &source, nullptr, &status);
+    check(status, "clCreateProgramWithSource");
+    status = clBuildProgram(program_, 1, &device_, "-cl-std=CL1.2", nullptr, nullptr);
+    if (status != CL_SUCCESS) {
+      std::size_t size = 0;
+      clGetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+      std::string log(size, '\0');
+      clGetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+      throw DeviceError(fmt::format("OpenCL kernels failed to build for {}: {}", info_.name, log));
+    }
+    seed_ = clCreateKernel(program_, "gcvm_bfs_seed_kernel", &status);
+    check(status, "clCreateKernel(gcvm_bfs_seed_kernel)");
+    level_ = clCreateKernel(program_, "gcvm_bfs_level_kernel", &status);
+    check(status, "clCreateKernel(gcvm_bfs_level_kernel)");
+    scatter_ = clCreateKernel(program_, "gcvm_scatter_kernel", &status);
+    check(status, "clCreateKernel(gcvm_scatter_kernel)");
+  }
+  void launch(cl_kernel kernel, std::uint32_t groups, const char* what) {
+    const std::size_t local = GCVM_GROUP_SIZE;
+    const std::size_t global = std::size_t{std::max<std::uint32_t>(groups, 1)} * local;
+    check(clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr), what);
+  }
+  void write(ClBuffer& to, const void* from, std::size_t bytes) {
+    if (bytes != 0)
+      check(clEnqueueWriteBuffer(queue_, to.get(), CL_TRUE, 0, bytes, from, 0, nullptr, nullptr), "a host-to-device copy");
+  }
+  void read(ClBuffer& from, void* to, std::size_t bytes, const char* what) {
+    if (bytes != 0) check(clEnqueueReadBuffer(queue_, from.get(), CL_TRUE, 0, bytes, to, 0, nullptr, nullptr), what);
+    check(clFinish(queue_), what);
+  }
+  void scatter(ClBuffer& destination, const std::vector<MirrorRange>& ranges, int which) {
+    if (ranges.empty()) return;
+    static_assert(sizeof(MirrorRange) == 3 * sizeof(std::uint64_t), "ranges are uploaded as u64 triples");
+    ranges_[which].reserve(context_, ranges.size() * sizeof(MirrorRange), "the mirror patch ranges");
+    write(ranges_[which], ranges.data(), ranges.size() * sizeof(MirrorRange));
+    const auto count = static_cast<cl_uint>(ranges.size());
+    set_args(scatter_, destination.get(), packed_.get(), ranges_[which].get(), count);
+    launch(scatter_, std::min<std::uint32_t>(count, 4096), "the mirror scatter kernel");
+  }
+  void release_events() {
+    if (start_ != nullptr) clReleaseEvent(start_);
+    if (stop_ != nullptr) clReleaseEvent(stop_);
+    start_ = stop_ = nullptr;
+  }
+
+  DeviceInfo info_;
+  cl_device_id device_;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  cl_program program_ = nullptr;
+  cl_kernel seed_ = nullptr, level_ = nullptr, scatter_ = nullptr;
+  cl_event start_ = nullptr, stop_ = nullptr;
+  ClBuffer begin_, degree_, edges_, marks_, roots_, state_, packed_;
+  ClBuffer queues_[2];
+  ClBuffer ranges_[3];
+};
+
+}  // namespace
+
+std::vector<DeviceInfo> opencl_devices() {
+  std::vector<DeviceInfo> devices;
+  for (const ClDevice& d : enumerate()) devices.push_back(d.info);
+  return devices;
+}
+
+std::unique_ptr<DeviceBackend> open_opencl_backend(unsigned index) {
+  const auto devices = enumerate();
+  if (index >= devices.size())
+    throw DeviceError(devices.empty() ? std::string("no OpenCL device is usable on this machine")
+                                      : fmt::format("OpenCL device {} does not exist ({} found)", index, devices.size()));
+  return std::make_unique<OpenClBackend>(devices[index]);
+}
+
+}  // namespace gcvm

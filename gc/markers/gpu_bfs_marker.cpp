@@ -1,0 +1,219 @@
+#include "gc/markers/gpu_bfs_marker.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "gc/stopwatch.hpp"
+#include "kernels/common/mark_layout.h"
+
+namespace gcvm {
+
+namespace {
+
+constexpr const char* kAccepted =
+    "offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, fallback=<threshold>:<min-levels>|off, "
+    "sms=all|<n>, levels-per-check=auto|<n>";
+
+std::optional<std::uint32_t> parse_u32(std::string_view text) {
+  std::uint32_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+bool parse_switch(const GcOption& option) {
+  if (option.value == "on") return true;
+  if (option.value == "off") return false;
+  reject_gc_option("gpu-bfs", option, kAccepted);
+}
+
+std::uint32_t parse_count(const GcOption& option, std::string_view text, std::uint32_t min) {
+  const auto value = parse_u32(text);
+  if (!value || *value < min) reject_gc_option("gpu-bfs", option, kAccepted);
+  return *value;
+}
+
+}  // namespace
+
+GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const std::string& device) {
+  GpuBfsMarkerOptions o;
+  o.device = parse_device_selector(device);
+  for (const GcOption& option : options) {
+    if (option.key == "offsets" && (option.value == "histogram" || option.value == "prefix")) {
+      o.prefix_offsets = option.value == "prefix";
+    } else if (option.key == "vector") {
+      o.vector_loads = parse_switch(option);
+    } else if (option.key == "wide") {
+      o.wide_threshold = option.value == "off" ? 0 : parse_count(option, option.value, 1);
+    } else if (option.key == "fallback") {
+      if (option.value == "off") {
+        o.fallback_threshold = 0;
+        continue;
+      }
+      const auto colon = option.value.find(':');
+      if (colon == std::string::npos) reject_gc_option("gpu-bfs", option, kAccepted);
+      o.fallback_threshold = parse_count(option, std::string_view(option.value).substr(0, colon), 1);
+      o.fallback_min_levels = parse_count(option, std::string_view(option.value).substr(colon + 1), 0);
+    } else if (option.key == "sms") {
+      o.sms = option.value == "all" ? 0 : parse_count(option, option.value, 1);
+    } else if (option.key == "levels-per-check") {
+      o.levels_per_check = option.value == "auto" ? 0 : parse_count(option, option.value, 1);
+      if (o.levels_per_check > GCVM_MAX_LEVEL_BATCH) reject_gc_option("gpu-bfs", option, kAccepted);
+    } else {
+      reject_gc_option("gpu-bfs", option, kAccepted);
+    }
+  }
+  return o;
+}
+
+GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options) : options_(std::move(options)) {
+  if (options_.device.automatic()) {
+    try {
+      backend_ = open_device(options_.device);
+    } catch (const DeviceError& e) {
+      fmt::print(stderr, "gcvm: warning: gpu-bfs: {}; marking on the CPU (serial) instead\n", e.what());
+      on_cpu_ = true;
+      return;
+    }
+    if (!backend_) {
+      fmt::print(stderr, "gcvm: warning: gpu-bfs: no GPU is usable (--device=auto); marking on the CPU (serial)\n");
+      on_cpu_ = true;
+      return;
+    }
+  } else {
+    backend_ = open_device(options_.device);
+  }
+  mirror_ = std::make_unique<GraphMirror>(*backend_);
+}
+
+GpuBfsMarker::~GpuBfsMarker() = default;
+
+MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
+  if (on_cpu_) return cpu_.mark(request, out);
+  try {
+    return mark_on_device(request, out);
+  } catch (const DeviceError& e) {
+    out.reset(0);
+    if (!options_.device.automatic()) throw;
+    return mark_on_cpu(request, out, e.what());
+  }
+}
+
+MarkStats GpuBfsMarker::mark_on_cpu(const MarkRequest& request, MarkBitmap& out, const std::string& why) {
+  fmt::print(stderr, "gcvm: warning: gpu-bfs: {}; marking on the CPU (serial) from now on\n", why);
+  on_cpu_ = true;
+  mirror_.reset();
+  backend_.reset();
+  return cpu_.mark(request, out);
+}
+
+MarkStats GpuBfsMarker::mark_on_device(const MarkRequest& request, MarkBitmap& out) {
+  const Stopwatch clock;
+  MarkStats stats;
+  const DeviceInfo& info = backend_->info();
+  const MirrorSyncStats sync = mirror_->sync(request.graph, request.dirty);
+
+  BfsLaunch launch;
+  launch.flags = (options_.prefix_offsets ? GCVM_BFS_PREFIX : 0u) | (options_.vector_loads ? GCVM_BFS_VECTOR : 0u) |
+                 (options_.wide_threshold != 0 ? GCVM_BFS_WIDE : 0u) |
+                 (options_.fallback_threshold != 0 ? GCVM_BFS_FALLBACK : 0u);
+  launch.wide_threshold = options_.wide_threshold;
+  launch.fallback_threshold = options_.fallback_threshold;
+  launch.fallback_min_level = options_.fallback_min_levels;
+  const unsigned per_unit = std::max(1u, info.resident_groups / std::max(1u, info.compute_units));
+  launch.groups = options_.sms == 0 ? std::max(1u, info.resident_groups)
+                                    : std::min(options_.sms, std::max(1u, info.compute_units)) * per_unit;
+
+  const std::uint64_t mark_words = std::uint64_t{request.block_count} * 2;
+  const Stopwatch roots_clock;
+  backend_->begin_mark(request.roots, mark_words);
+  const double roots_ms = roots_clock.elapsed_ms();
+
+  backend_->timer_start();
+  const auto root_count = static_cast<std::uint32_t>(request.roots.size());
+  const std::uint32_t seed_groups =
+      std::max(1u, std::min<std::uint32_t>(launch.groups, (root_count + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
+  backend_->launch_bfs_seed(root_count, seed_groups);
+  std::uint32_t level = 1;
+  std::uint32_t batch = options_.levels_per_check != 0 ? options_.levels_per_check : 1;
+  std::vector<std::uint32_t> state;
+  std::uint64_t host_checks = 0;
+  for (;;) {
+    for (std::uint32_t i = 0; i < batch; ++i) backend_->launch_bfs_level(level + i, launch);
+    level += batch;
+    state = backend_->read_state();
+    ++host_checks;
+    if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL) break;
+    if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0) break;
+    if (options_.levels_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
+  }
+  const double kernel_ms = backend_->timer_stop_ms();
+  const std::uint64_t gpu_edges =
+      std::uint64_t{state[GCVM_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_STATE_EDGES_LO + 1]} << 32);
+  const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
+
+  const Stopwatch download_clock;
+  out.reset(request.block_count);
+  backend_->read_marks(out.words().data(), request.block_count);
+  double download_ms = download_clock.elapsed_ms();
+
+  double fallback_ms = 0;
+  std::uint64_t cpu_edges = 0;
+  if (fallback_level != GCVM_NO_LEVEL) {
+    const Stopwatch fallback_clock;
+    const std::uint32_t pending = state[GCVM_STATE_COUNT + fallback_level % GCVM_LEVEL_RING];
+    const Stopwatch queue_clock;
+    std::vector<ObjectId> queue = backend_->read_level_queue(fallback_level, pending);
+    download_ms += queue_clock.elapsed_ms();
+    cpu_edges = finish_on_cpu(request, std::move(queue), out);
+    fallback_ms = fallback_clock.elapsed_ms();
+  }
+
+  stats.marked_objects = out.count();
+  stats.edges_traversed = gpu_edges + cpu_edges;
+  stats.mark_ms = clock.elapsed_ms();
+  const std::uint32_t levels = state[GCVM_STATE_LEVELS_RUN];
+  stats.details = {
+      {"sync_full", sync.full ? 1.0 : 0.0},
+      {"sync_bytes", static_cast<double>(sync.bytes)},
+      {"sync_ranges", static_cast<double>(sync.ranges)},
+      {"sync_ms", sync.ms},
+      {"root_bytes", static_cast<double>(request.roots.size_bytes())},
+      {"root_upload_ms", roots_ms},
+      {"kernel_ms", kernel_ms},
+      {"kernel_gteps", kernel_ms > 0 ? gpu_edges / (kernel_ms * 1e6) : 0.0},
+      {"iterations", static_cast<double>(levels)},
+      {"host_checks", static_cast<double>(host_checks)},
+      {"gpu_edges", static_cast<double>(gpu_edges)},
+      {"fallback_level", fallback_level == GCVM_NO_LEVEL ? -1.0 : static_cast<double>(fallback_level)},
+      {"fallback_ms", fallback_ms},
+      {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
+      {"mark_download_ms", download_ms},
+      {"groups", static_cast<double>(launch.groups)},
+      {"device_bytes", static_cast<double>(backend_->device_bytes())},
+  };
+  return stats;
+}
+
+std::uint64_t GpuBfsMarker::finish_on_cpu(const MarkRequest& request, std::vector<ObjectId> pending, MarkBitmap& out) {
+  const std::uint64_t* begin = request.graph.begin_data();
+  const std::uint32_t* degree = request.graph.degree_data();
+  const ObjectId* edges = request.graph.edge_data();
+  std::uint64_t traversed = 0;
+  while (!pending.empty()) {
+    const ObjectId v = pending.back();
+    pending.pop_back();
+    const ObjectId* e = edges + begin[v];
+    for (const ObjectId* end = e + degree[v]; e != end; ++e) {
+      if (*e == kNullRef) continue;
+      ++traversed;
+      if (out.test_and_set(*e)) pending.push_back(*e);
+    }
+  }
+  return traversed;
+}
+
+}  // namespace gcvm

@@ -1,0 +1,336 @@
+/* The BFS frontier-queue mark (Maas et al. 2012, Alg. 1 and 2, §5.1-§5.4), written
+ * once in the dialect of portable.h and compiled for CUDA and OpenCL.
+ *
+ * One kernel launch processes one BFS level. Every group takes batches of
+ * GCVM_GROUP_SIZE queue entries from a shared cursor (a batched dequeue from an array
+ * queue, as recommended by Cederman et al.), scans the objects' references, and
+ * appends newly claimed targets to the next level's queue through a staging buffer in
+ * local memory, reserving global space with one atomic per flush. All compute units
+ * share one queue per level, so the work is balanced dynamically.
+ *
+ * In contrast to the paper, which sets the mark bit on dequeue without atomics and
+ * lets duplicates into the queue, gcvm claims an object when it is discovered: a plain
+ * read of the mark word, then an atomic OR, and only the thread that flips the bit
+ * enqueues it. Each reachable object therefore enters the queue exactly once, the
+ * reported edge count equals the serial marker's (DESIGN.md invariant 4), and queue
+ * traffic is O(objects) instead of O(references). The paper's variants keep their
+ * meaning: the offsets of a group's writes come from a histogram over reference
+ * indices (Alg. 2, default) or from a Blelloch prefix sum over per-thread counts
+ * (GCVM_BFS_PREFIX); GCVM_BFS_VECTOR reads references as aligned 16-byte vectors
+ * (§5.3); GCVM_BFS_WIDE hands objects with more than `wide_threshold` references to
+ * the whole group (§5.2); GCVM_BFS_FALLBACK stops the GPU when a level's queue is
+ * shorter than a threshold after a minimum number of levels (§5.4), and the host
+ * finishes the mark on the CPU.
+ *
+ * Every function here that contains a barrier is called by all threads of a group
+ * with the same arguments where it matters (loop bounds are uniform).
+ */
+#ifndef GCVM_KERNELS_BFS_MARK_H
+#define GCVM_KERNELS_BFS_MARK_H
+
+#include "mark_layout.h"
+#include "portable.h"
+
+struct gcvm_bfs_shared {
+  gcvm_u32 stage[GCVM_STAGE_CAPACITY];
+  gcvm_u32 wide_vertex[GCVM_GROUP_SIZE];
+  gcvm_u32 scan[GCVM_GROUP_SIZE];
+  gcvm_u32 stage_count;
+  gcvm_u32 out_base;
+  gcvm_u32 batch;
+  gcvm_u32 rounds;
+  gcvm_u32 wide_count;
+  gcvm_u32 traversed;
+};
+
+/* 1 if this call flipped target's mark bit from 0 to 1. */
+GCVM_DEVICE int gcvm_claim(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) {
+  GCVM_GLOBAL gcvm_u32* word = marks + (target >> 5);
+  const gcvm_u32 bit = 1u << (target & 31u);
+  if (*word & bit) return 0;
+  return (GCVM_ATOMIC_OR(word, bit) & bit) == 0u;
+}
+
+/* Claims a non-null reference and stages it when this thread won it. */
+GCVM_DEVICE void gcvm_visit(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct gcvm_bfs_shared* sh, gcvm_u32 target,
+                            gcvm_u32* traversed) {
+  if (target == GCVM_NULL_REF) return;
+  ++*traversed;
+  if (gcvm_claim(marks, target)) sh->stage[GCVM_ATOMIC_ADD(&sh->stage_count, 1u)] = target;
+}
+
+/* Visits the references of aligned vector `w` that lie in [first, end). */
+GCVM_DEVICE void gcvm_visit_vector(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                   GCVM_LOCAL struct gcvm_bfs_shared* sh, gcvm_u64 w, gcvm_u64 first, gcvm_u64 end,
+                                   gcvm_u32* traversed) {
+  const gcvm_u32x4 v = ((const GCVM_GLOBAL gcvm_u32x4*)edges)[w];
+  const gcvm_u64 e = w * 4u;
+  if (e >= first && e < end) gcvm_visit(marks, sh, v.x, traversed);
+  if (e + 1u >= first && e + 1u < end) gcvm_visit(marks, sh, v.y, traversed);
+  if (e + 2u >= first && e + 2u < end) gcvm_visit(marks, sh, v.z, traversed);
+  if (e + 3u >= first && e + 3u < end) gcvm_visit(marks, sh, v.w, traversed);
+}
+
+/* Collective. Moves the staged entries to the output queue when fewer than
+ * GCVM_STAGE_SLACK slots are free, or whenever `force` is set. */
+GCVM_DEVICE void gcvm_stage_flush(GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
+                                  GCVM_GLOBAL gcvm_u32* out_count, int force) {
+  GCVM_BARRIER();
+  const gcvm_u32 n = sh->stage_count;
+  GCVM_BARRIER();
+  if (n == 0u || (!force && n + GCVM_STAGE_SLACK <= GCVM_STAGE_CAPACITY)) return;
+  if (GCVM_LOCAL_ID() == 0u) {
+    sh->out_base = GCVM_ATOMIC_ADD(out_count, n);
+    sh->stage_count = 0u;
+  }
+  GCVM_BARRIER();
+  const gcvm_u32 base = sh->out_base;
+  for (gcvm_u32 i = GCVM_LOCAL_ID(); i < n; i += GCVM_GROUP_SIZE) out_queue[base + i] = sh->stage[i];
+  GCVM_BARRIER();
+}
+
+/* Collective. The uniform maximum of `value` over the group. */
+GCVM_DEVICE gcvm_u32 gcvm_group_max(GCVM_LOCAL struct gcvm_bfs_shared* sh, gcvm_u32 value) {
+  if (GCVM_LOCAL_ID() == 0u) sh->rounds = 0u;
+  GCVM_BARRIER();
+  if (value != 0u) GCVM_ATOMIC_MAX(&sh->rounds, value);
+  GCVM_BARRIER();
+  const gcvm_u32 result = sh->rounds;
+  GCVM_BARRIER();
+  return result;
+}
+
+/* Collective. Blelloch's work-efficient exclusive scan of one value per thread;
+ * returns this thread's offset and stores the group total in sh->out_base's place
+ * (sh->rounds). */
+GCVM_DEVICE gcvm_u32 gcvm_exclusive_scan(GCVM_LOCAL struct gcvm_bfs_shared* sh, gcvm_u32 value) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  sh->scan[lid] = value;
+  GCVM_BARRIER();
+  for (gcvm_u32 stride = 1u; stride < GCVM_GROUP_SIZE; stride <<= 1) {
+    const gcvm_u32 i = (lid + 1u) * stride * 2u - 1u;
+    if (i < GCVM_GROUP_SIZE) sh->scan[i] += sh->scan[i - stride];
+    GCVM_BARRIER();
+  }
+  if (lid == 0u) {
+    sh->rounds = sh->scan[GCVM_GROUP_SIZE - 1u];
+    sh->scan[GCVM_GROUP_SIZE - 1u] = 0u;
+  }
+  GCVM_BARRIER();
+  for (gcvm_u32 stride = GCVM_GROUP_SIZE / 2u; stride > 0u; stride >>= 1) {
+    const gcvm_u32 i = (lid + 1u) * stride * 2u - 1u;
+    if (i < GCVM_GROUP_SIZE) {
+      const gcvm_u32 left = sh->scan[i - stride];
+      sh->scan[i - stride] = sh->scan[i];
+      sh->scan[i] += left;
+    }
+    GCVM_BARRIER();
+  }
+  return sh->scan[lid];
+}
+
+/* Alg. 2: round r visits every thread's r-th reference (or r-th aligned vector);
+ * the staging buffer's atomic counter is the histogram bucket. */
+GCVM_DEVICE void gcvm_histogram_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                       GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
+                                       GCVM_GLOBAL gcvm_u32* out_count, gcvm_u64 first, gcvm_u32 degree,
+                                       gcvm_u32 flags, gcvm_u32* traversed) {
+  const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
+  const gcvm_u64 end = first + degree;
+  const gcvm_u32 mine = degree == 0u ? 0u : vector ? (gcvm_u32)((end - 1u) / 4u - first / 4u + 1u) : degree;
+  const gcvm_u32 rounds = gcvm_group_max(sh, mine);
+  for (gcvm_u32 r = 0u; r < rounds; ++r) {
+    if (r < mine) {
+      if (vector)
+        gcvm_visit_vector(edges, marks, sh, first / 4u + r, first, end, traversed);
+      else
+        gcvm_visit(marks, sh, edges[first + r], traversed);
+    }
+    gcvm_stage_flush(sh, out_queue, out_count, 0);
+  }
+}
+
+/* §5.1's prefix-sum layout: round r claims up to GCVM_PREFIX_ROUND references per
+ * thread, a scan of the per-thread winner counts gives each thread a consecutive
+ * slice of one global reservation. */
+GCVM_DEVICE void gcvm_prefix_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                    GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
+                                    GCVM_GLOBAL gcvm_u32* out_count, gcvm_u64 first, gcvm_u32 degree, gcvm_u32 flags,
+                                    gcvm_u32* traversed) {
+  const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
+  const gcvm_u64 end = first + degree;
+  const gcvm_u64 window = vector ? (first / 4u) * 4u : first; /* rounds cover [window + r*ROUND, ...) */
+  const gcvm_u32 mine = degree == 0u ? 0u : (gcvm_u32)((end - window + GCVM_PREFIX_ROUND - 1u) / GCVM_PREFIX_ROUND);
+  const gcvm_u32 rounds = gcvm_group_max(sh, mine);
+  for (gcvm_u32 r = 0u; r < rounds; ++r) {
+    gcvm_u32 won[GCVM_PREFIX_ROUND];
+    gcvm_u32 count = 0u;
+    if (r < mine) {
+      const gcvm_u64 lo = window + (gcvm_u64)r * GCVM_PREFIX_ROUND;
+      if (vector) {
+        for (gcvm_u32 k = 0u; k < GCVM_PREFIX_ROUND / 4u; ++k) {
+          const gcvm_u64 w = lo / 4u + k;
+          if (w * 4u >= end) break;
+          const gcvm_u32x4 v = ((const GCVM_GLOBAL gcvm_u32x4*)edges)[w];
+          const gcvm_u32 t[4] = {v.x, v.y, v.z, v.w};
+          for (gcvm_u32 j = 0u; j < 4u; ++j) {
+            const gcvm_u64 e = w * 4u + j;
+            if (e < first || e >= end || t[j] == GCVM_NULL_REF) continue;
+            ++*traversed;
+            if (gcvm_claim(marks, t[j])) won[count++] = t[j];
+          }
+        }
+      } else {
+        const gcvm_u64 hi = lo + GCVM_PREFIX_ROUND < end ? lo + GCVM_PREFIX_ROUND : end;
+        for (gcvm_u64 e = lo; e < hi; ++e) {
+          const gcvm_u32 t = edges[e];
+          if (t == GCVM_NULL_REF) continue;
+          ++*traversed;
+          if (gcvm_claim(marks, t)) won[count++] = t;
+        }
+      }
+    }
+    const gcvm_u32 offset = gcvm_exclusive_scan(sh, count);
+    if (GCVM_LOCAL_ID() == 0u && sh->rounds != 0u) sh->out_base = GCVM_ATOMIC_ADD(out_count, sh->rounds);
+    GCVM_BARRIER();
+    const gcvm_u32 base = sh->out_base;
+    for (gcvm_u32 j = 0u; j < count; ++j) out_queue[base + offset + j] = won[j];
+    GCVM_BARRIER();
+  }
+}
+
+/* §5.2: the whole group scans each wide object, one reference (or vector) per
+ * thread per step, so one huge array costs degree / group size steps. */
+GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                                   const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                   GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
+                                   GCVM_GLOBAL gcvm_u32* out_count, gcvm_u32 flags, gcvm_u32* traversed) {
+  GCVM_BARRIER();
+  const gcvm_u32 wide = sh->wide_count;
+  const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
+  for (gcvm_u32 o = 0u; o < wide; ++o) {
+    const gcvm_u32 v = sh->wide_vertex[o];
+    const gcvm_u64 first = begin[v];
+    const gcvm_u64 end = first + degree[v];
+    if (vector) {
+      const gcvm_u64 w0 = first / 4u;
+      const gcvm_u64 words = (end - 1u) / 4u - w0 + 1u;
+      for (gcvm_u64 c = 0u; c < words; c += GCVM_GROUP_SIZE) {
+        if (c + GCVM_LOCAL_ID() < words) gcvm_visit_vector(edges, marks, sh, w0 + c + GCVM_LOCAL_ID(), first, end, traversed);
+        gcvm_stage_flush(sh, out_queue, out_count, 0);
+      }
+    } else {
+      for (gcvm_u64 c = first; c < end; c += GCVM_GROUP_SIZE) {
+        if (c + GCVM_LOCAL_ID() < end) gcvm_visit(marks, sh, edges[c + GCVM_LOCAL_ID()], traversed);
+        gcvm_stage_flush(sh, out_queue, out_count, 0);
+      }
+    }
+  }
+}
+
+/* Collective, per group: adds the group's traversed references to the global count. */
+GCVM_DEVICE void gcvm_add_traversed(GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* state,
+                                    gcvm_u32 traversed) {
+  if (traversed != 0u) GCVM_ATOMIC_ADD(&sh->traversed, traversed);
+  GCVM_BARRIER();
+  if (GCVM_LOCAL_ID() == 0u && sh->traversed != 0u)
+    GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_STATE_EDGES_LO), (gcvm_u64)sh->traversed);
+}
+
+GCVM_DEVICE void gcvm_bfs_init_shared(GCVM_LOCAL struct gcvm_bfs_shared* sh) {
+  if (GCVM_LOCAL_ID() == 0u) {
+    sh->stage_count = 0u;
+    sh->traversed = 0u;
+  }
+  GCVM_BARRIER();
+}
+
+/* Level 0: claims the roots (duplicates and nulls allowed) into queue 1. */
+GCVM_DEVICE void gcvm_bfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count, GCVM_GLOBAL gcvm_u32* marks,
+                               GCVM_GLOBAL gcvm_u32* out_queue, GCVM_GLOBAL gcvm_u32* state,
+                               GCVM_LOCAL struct gcvm_bfs_shared* sh) {
+  gcvm_bfs_init_shared(sh);
+  GCVM_GLOBAL gcvm_u32* out_count = state + GCVM_STATE_COUNT + 1u;
+  const gcvm_u32 stride = GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE;
+  for (gcvm_u32 c = GCVM_GROUP_ID() * GCVM_GROUP_SIZE; c < root_count; c += stride) {
+    const gcvm_u32 i = c + GCVM_LOCAL_ID();
+    if (i < root_count) {
+      const gcvm_u32 root = roots[i];
+      if (root != GCVM_NULL_REF && gcvm_claim(marks, root))
+        sh->stage[GCVM_ATOMIC_ADD(&sh->stage_count, 1u)] = root;
+    }
+    gcvm_stage_flush(sh, out_queue, out_count, 0);
+  }
+  gcvm_stage_flush(sh, out_queue, out_count, 1);
+}
+
+/* Level `level` >= 1: scans the objects of queue `in_queue` (count[level]) and
+ * appends what they newly reach to `out_queue` (count[level + 1]). */
+GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                                const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                const GCVM_GLOBAL gcvm_u32* in_queue, GCVM_GLOBAL gcvm_u32* out_queue,
+                                GCVM_GLOBAL gcvm_u32* state, gcvm_u32 level, gcvm_u32 flags,
+                                gcvm_u32 wide_threshold, gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level,
+                                GCVM_LOCAL struct gcvm_bfs_shared* sh) {
+  const gcvm_u32 slot = level % GCVM_LEVEL_RING;
+  const gcvm_u32 next = (level + 1u) % GCVM_LEVEL_RING;
+  const gcvm_u32 after = (level + 2u) % GCVM_LEVEL_RING;
+  if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) {
+    state[GCVM_STATE_COUNT + after] = 0u;
+    state[GCVM_STATE_CURSOR + after] = 0u;
+  }
+  const gcvm_u32 count = state[GCVM_STATE_COUNT + slot];
+  if (count == 0u || state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL) return;
+  if ((flags & GCVM_BFS_FALLBACK) != 0u && level >= fallback_min_level && count < fallback_threshold) {
+    if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_FALLBACK_LEVEL] = level;
+    return;
+  }
+  if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_LEVELS_RUN] = level;
+
+  gcvm_bfs_init_shared(sh);
+  GCVM_GLOBAL gcvm_u32* out_count = state + GCVM_STATE_COUNT + next;
+  gcvm_u32 traversed = 0u;
+  for (;;) {
+    if (GCVM_LOCAL_ID() == 0u) {
+      sh->batch = GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
+      sh->wide_count = 0u;
+    }
+    GCVM_BARRIER();
+    const gcvm_u32 batch = sh->batch;
+    if (batch >= count) break;
+    const gcvm_u32 i = batch + GCVM_LOCAL_ID();
+    gcvm_u64 first = 0u;
+    gcvm_u32 refs = 0u;
+    if (i < count) {
+      const gcvm_u32 v = in_queue[i];
+      first = begin[v];
+      refs = degree[v];
+      if ((flags & GCVM_BFS_WIDE) != 0u && refs > wide_threshold) {
+        sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
+        refs = 0u;
+      }
+    }
+    if ((flags & GCVM_BFS_PREFIX) != 0u)
+      gcvm_prefix_rounds(edges, marks, sh, out_queue, out_count, first, refs, flags, &traversed);
+    else
+      gcvm_histogram_rounds(edges, marks, sh, out_queue, out_count, first, refs, flags, &traversed);
+    gcvm_wide_objects(begin, degree, edges, marks, sh, out_queue, out_count, flags, &traversed);
+    GCVM_BARRIER();
+  }
+  gcvm_stage_flush(sh, out_queue, out_count, 1);
+  gcvm_add_traversed(sh, state, traversed);
+}
+
+/* Mirror sync: copies packed dirty ranges into place. `ranges` holds triples
+ * (destination word, source word, words), one group per range at a time. */
+GCVM_DEVICE void gcvm_scatter_ranges(GCVM_GLOBAL gcvm_u32* destination, const GCVM_GLOBAL gcvm_u32* packed,
+                                     const GCVM_GLOBAL gcvm_u64* ranges, gcvm_u32 range_count) {
+  for (gcvm_u32 r = GCVM_GROUP_ID(); r < range_count; r += GCVM_GROUP_COUNT()) {
+    const gcvm_u64 to = ranges[3u * r];
+    const gcvm_u64 from = ranges[3u * r + 1u];
+    const gcvm_u64 words = ranges[3u * r + 2u];
+    for (gcvm_u64 k = GCVM_LOCAL_ID(); k < words; k += GCVM_GROUP_SIZE) destination[to + k] = packed[from + k];
+  }
+}
+
+#endif

@@ -1,0 +1,56 @@
+/* The layout contract between host code and the device mark kernels, in plain C so
+ * that C++ (host), CUDA C++ and OpenCL C all read the same numbers.
+ *
+ * Device memory of one marker instance (the "mirror", DESIGN.md invariant 5):
+ *   begin[V]   u64   first edge of vertex v        (same as RefGraph::begin_data)
+ *   degree[V]  u32   reference count of vertex v    (same as RefGraph::degree_data)
+ *   edges[E']  u32   edge targets, GCVM_NULL_REF for null; E' = E rounded up to
+ *                    GCVM_EDGE_PAD so that aligned 16-byte vector loads never read
+ *                    past the end
+ *   marks[W]   u32   mark bitmap as 32-bit words: bit (id & 31) of word (id >> 5).
+ *                    On a little-endian device this is byte-for-byte the host's
+ *                    one-u64-per-block bitmap (invariant 2), so it is copied as is.
+ *   queue[2][V] u32  BFS frontier queues (each reachable object enters once)
+ *   state            u32 words, indices below
+ *
+ * Level bookkeeping lives in a ring of GCVM_LEVEL_RING slots so that the host can
+ * enqueue many levels without reading anything back: the kernel of level L reads
+ * count[L], hands out batches through cursor[L], appends to count[L+1], and clears
+ * slot L+2, which no kernel has touched since level L+2-RING.
+ */
+#ifndef GCVM_KERNELS_MARK_LAYOUT_H
+#define GCVM_KERNELS_MARK_LAYOUT_H
+
+#define GCVM_NULL_REF 0xFFFFFFFFu
+
+/* Work-group size of every mark kernel (threads per group / CUDA block). */
+#define GCVM_GROUP_SIZE 256
+/* Entries of a group's output staging buffer in local memory; a flush happens when
+ * fewer than GCVM_STAGE_SLACK entries are free, and one round adds at most that many. */
+#define GCVM_STAGE_SLACK (4 * GCVM_GROUP_SIZE)
+#define GCVM_STAGE_CAPACITY (2 * GCVM_STAGE_SLACK)
+/* References one thread claims in one prefix-sum round (also its register buffer). */
+#define GCVM_PREFIX_ROUND 16
+/* Edge arrays are padded to this many entries (one 16-byte vector). */
+#define GCVM_EDGE_PAD 4
+
+#define GCVM_LEVEL_RING 256
+/* Levels enqueued between two host checks, at most (less than RING - 2). */
+#define GCVM_MAX_LEVEL_BATCH 64
+
+/* Indices into the u32 state array. */
+#define GCVM_STATE_COUNT 0                                  /* count[RING] */
+#define GCVM_STATE_CURSOR (GCVM_STATE_COUNT + GCVM_LEVEL_RING) /* cursor[RING] */
+#define GCVM_STATE_FALLBACK_LEVEL (GCVM_STATE_CURSOR + GCVM_LEVEL_RING)
+#define GCVM_STATE_LEVELS_RUN (GCVM_STATE_FALLBACK_LEVEL + 1)
+#define GCVM_STATE_EDGES_LO (GCVM_STATE_LEVELS_RUN + 1) /* u64 edges traversed, 2 words */
+#define GCVM_STATE_WORDS (GCVM_STATE_EDGES_LO + 2)
+#define GCVM_NO_LEVEL 0xFFFFFFFFu
+
+/* Option bits of the BFS kernels (gpu-bfs --gc-opt). */
+#define GCVM_BFS_PREFIX 1u  /* offsets by prefix sum instead of histogram */
+#define GCVM_BFS_VECTOR 2u  /* 16-byte edge loads */
+#define GCVM_BFS_WIDE 4u    /* objects above wide_threshold processed by the whole group */
+#define GCVM_BFS_FALLBACK 8u /* stop when the queue is short (host finishes on the CPU) */
+
+#endif

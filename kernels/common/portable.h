@@ -1,0 +1,56 @@
+/* The small dialect in which gcvm's device algorithms are written once and compiled
+ * twice: as CUDA C++ (nvcc, __CUDACC__) and as OpenCL C (__OPENCL_VERSION__).
+ *
+ * Device functions take explicit address-space qualifiers (GCVM_GLOBAL for device
+ * memory, GCVM_LOCAL for work-group memory); work-group memory is declared in the
+ * kernel entry points, which are written per backend (the .cu files of kernels/cuda
+ * and the .cl files of kernels/opencl) and stay thin. Only 32-bit atomics on global and local
+ * memory and one 64-bit atomic add are used, which PoCL and every CUDA GPU have.
+ */
+#ifndef GCVM_KERNELS_PORTABLE_H
+#define GCVM_KERNELS_PORTABLE_H
+
+#if defined(__CUDACC__)
+
+typedef unsigned int gcvm_u32;
+typedef unsigned long long gcvm_u64;
+typedef uint4 gcvm_u32x4;
+#define GCVM_DEVICE __device__ __forceinline__
+#define GCVM_GLOBAL
+#define GCVM_LOCAL
+#define GCVM_LOCAL_ID() (threadIdx.x)
+#define GCVM_GROUP_ID() (blockIdx.x)
+#define GCVM_GROUP_COUNT() (gridDim.x)
+#define GCVM_BARRIER() __syncthreads()
+#define GCVM_ATOMIC_OR(p, v) atomicOr((p), (v))
+#define GCVM_ATOMIC_ADD(p, v) atomicAdd((p), (v))
+#define GCVM_ATOMIC_MAX(p, v) atomicMax((p), (v))
+#define GCVM_ATOMIC_CAS(p, expected, desired) atomicCAS((p), (expected), (desired))
+#define GCVM_ATOMIC_ADD64(p, v) atomicAdd((p), (v))
+#define GCVM_VOLATILE_LOAD(p) (*(volatile gcvm_u32*)(p))
+
+#elif defined(__OPENCL_VERSION__)
+
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+typedef uint gcvm_u32;
+typedef ulong gcvm_u64;
+typedef uint4 gcvm_u32x4;
+#define GCVM_DEVICE inline
+#define GCVM_GLOBAL __global
+#define GCVM_LOCAL __local
+#define GCVM_LOCAL_ID() ((gcvm_u32)get_local_id(0))
+#define GCVM_GROUP_ID() ((gcvm_u32)get_group_id(0))
+#define GCVM_GROUP_COUNT() ((gcvm_u32)get_num_groups(0))
+#define GCVM_BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define GCVM_ATOMIC_OR(p, v) atomic_or((p), (v))
+#define GCVM_ATOMIC_ADD(p, v) atomic_add((p), (v))
+#define GCVM_ATOMIC_MAX(p, v) atomic_max((p), (v))
+#define GCVM_ATOMIC_CAS(p, expected, desired) atomic_cmpxchg((p), (expected), (desired))
+#define GCVM_ATOMIC_ADD64(p, v) atom_add((p), (v))
+#define GCVM_VOLATILE_LOAD(p) (*(volatile GCVM_GLOBAL gcvm_u32*)(p))
+
+#else
+#error "portable.h is device code: compile it with nvcc or an OpenCL compiler"
+#endif
+
+#endif

@@ -1,0 +1,27 @@
+// Thin host-side launchers of the CUDA mark kernels (kernels/cuda/mark_kernels.cu).
+// Each enqueues one kernel on `stream` and returns the launch's error code; the
+// caller (gc/device/cuda_backend.cpp) turns errors into DeviceError.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace gcvm::cuda {
+
+cudaError_t launch_bfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
+                            std::uint32_t* out_queue, std::uint32_t* state, std::uint32_t groups, cudaStream_t stream);
+
+cudaError_t launch_bfs_level(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,
+                             std::uint32_t* marks, const std::uint32_t* in_queue, std::uint32_t* out_queue,
+                             std::uint32_t* state, std::uint32_t level, std::uint32_t flags,
+                             std::uint32_t wide_threshold, std::uint32_t fallback_threshold,
+                             std::uint32_t fallback_min_level, std::uint32_t groups, cudaStream_t stream);
+
+cudaError_t launch_scatter(std::uint32_t* destination, const std::uint32_t* packed, const std::uint64_t* ranges,
+                           std::uint32_t range_count, cudaStream_t stream);
+
+/// Groups of GCVM_GROUP_SIZE threads of the BFS level kernel that fit on one SM.
+int bfs_level_groups_per_sm();
+
+}  // namespace gcvm::cuda

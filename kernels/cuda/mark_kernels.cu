@@ -1,0 +1,69 @@
+// CUDA entry points of the mark kernels: each is a thin wrapper that declares the
+// work-group memory and calls the shared algorithm (kernels/common/bfs_mark.h).
+#include "kernels/common/bfs_mark.h"
+#include "kernels/cuda/launchers.hpp"
+
+static_assert(sizeof(gcvm_bfs_shared) <= 48 * 1024, "BFS work-group memory must fit the default shared memory");
+
+namespace gcvm::cuda {
+
+namespace {
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    bfs_seed_kernel(const gcvm_u32* roots, gcvm_u32 root_count, gcvm_u32* marks, gcvm_u32* out_queue,
+                    gcvm_u32* state) {
+  __shared__ gcvm_bfs_shared shared;
+  gcvm_bfs_seed(roots, root_count, marks, out_queue, state, &shared);
+}
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    bfs_level_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
+                     const gcvm_u32* in_queue, gcvm_u32* out_queue, gcvm_u32* state, gcvm_u32 level, gcvm_u32 flags,
+                     gcvm_u32 wide_threshold, gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level) {
+  __shared__ gcvm_bfs_shared shared;
+  gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, level, flags, wide_threshold,
+                 fallback_threshold, fallback_min_level, &shared);
+}
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    scatter_kernel(gcvm_u32* destination, const gcvm_u32* packed, const gcvm_u64* ranges, gcvm_u32 range_count) {
+  gcvm_scatter_ranges(destination, packed, ranges, range_count);
+}
+
+}  // namespace
+
+cudaError_t launch_bfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
+                            std::uint32_t* out_queue, std::uint32_t* state, std::uint32_t groups,
+                            cudaStream_t stream) {
+  bfs_seed_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(roots, root_count, marks, out_queue, state);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_bfs_level(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,
+                             std::uint32_t* marks, const std::uint32_t* in_queue, std::uint32_t* out_queue,
+                             std::uint32_t* state, std::uint32_t level, std::uint32_t flags,
+                             std::uint32_t wide_threshold, std::uint32_t fallback_threshold,
+                             std::uint32_t fallback_min_level, std::uint32_t groups, cudaStream_t stream) {
+  bfs_level_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(
+      reinterpret_cast<const gcvm_u64*>(begin), degree, edges, marks, in_queue, out_queue, state, level, flags,
+      wide_threshold, fallback_threshold, fallback_min_level);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_scatter(std::uint32_t* destination, const std::uint32_t* packed, const std::uint64_t* ranges,
+                           std::uint32_t range_count, cudaStream_t stream) {
+  if (range_count == 0) return cudaSuccess;
+  const std::uint32_t groups = range_count < 4096 ? range_count : 4096;
+  scatter_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(destination, packed,
+                                                          reinterpret_cast<const gcvm_u64*>(ranges), range_count);
+  return cudaGetLastError();
+}
+
+int bfs_level_groups_per_sm() {
+  int groups = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&groups, bfs_level_kernel, GCVM_GROUP_SIZE, 0) != cudaSuccess)
+    return 1;
+  return groups > 0 ? groups : 1;
+}
+
+}  // namespace gcvm::cuda

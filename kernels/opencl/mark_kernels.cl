@@ -1,0 +1,26 @@
+/* OpenCL entry points of the mark kernels: each is a thin wrapper that declares the
+ * work-group memory and calls the shared algorithm (kernels/common/bfs_mark.h).
+ * The build embeds mark_layout.h, portable.h and bfs_mark.h ahead of this file
+ * (cmake/EmbedOpenCl.cmake), so the program is compiled from one string. */
+#include "bfs_mark.h"
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_seed_kernel(
+    __global const uint* roots, uint root_count, __global uint* marks, __global uint* out_queue,
+    __global uint* state) {
+  __local struct gcvm_bfs_shared shared;
+  gcvm_bfs_seed(roots, root_count, marks, out_queue, state, &shared);
+}
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_level_kernel(
+    __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
+    __global const uint* in_queue, __global uint* out_queue, __global uint* state, uint level, uint flags,
+    uint wide_threshold, uint fallback_threshold, uint fallback_min_level) {
+  __local struct gcvm_bfs_shared shared;
+  gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, level, flags, wide_threshold,
+                 fallback_threshold, fallback_min_level, &shared);
+}
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_scatter_kernel(
+    __global uint* destination, __global const uint* packed, __global const ulong* ranges, uint range_count) {
+  gcvm_scatter_ranges(destination, packed, ranges, range_count);
+}
