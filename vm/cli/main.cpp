@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gc/collector.hpp"
+#include "gc/device/device_backend.hpp"
 #include "gc/gc_options.hpp"
 #include "gc/heap_materializer.hpp"
 #include "heapgraph/graph_spec.hpp"
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gcvm 0.1");
   auto run_mark = cli::register_mark_command(app);
+  auto run_devices = cli::register_devices_command(app);
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -45,12 +47,16 @@ int main(int argc, char** argv) {
 
   try {
     if (app.got_subcommand("mark")) return run_mark();
+    if (app.got_subcommand("devices")) return run_devices();
   } catch (const InputError& e) {
     fmt::print(stderr, "gcvm: {}\n", e.what());
     return cli::kExitBadInput;
   } catch (const HeapExhausted& e) {
     fmt::print(stderr, "gcvm: out of memory: {}\n", e.what());
     return cli::kExitOutOfMemory;
+  } catch (const DeviceError& e) {
+    fmt::print(stderr, "gcvm: device error: {}\n", e.what());
+    return cli::kExitDeviceError;
   } catch (const VerifyError& e) {
     fmt::print(stderr, "gcvm: verification failed: {}\n", e.what());
     return cli::kExitCheckFailed;

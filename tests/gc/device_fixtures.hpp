@@ -1,0 +1,30 @@
+// Test helper: the --device values GPU-marker tests run on. Every OpenCL device
+// (PoCL's CPU device in CI) and every CUDA device; where a backend has no device the
+// tests say so once and skip it, so CI without a GPU still runs the OpenCL path.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "gc/device/device_registry.hpp"
+
+namespace gcvm::test {
+
+inline std::vector<std::string> test_devices() {
+  std::vector<std::string> devices;
+  bool cuda = false;
+  for (const DeviceInfo& d : usable_devices()) {
+    devices.push_back(d.backend + ":" + std::to_string(d.index));
+    cuda = cuda || d.backend == "cuda";
+  }
+  static bool told = false;
+  if (!cuda && !told) {
+    MESSAGE("no CUDA device on this machine: CUDA marker tests skipped (OpenCL devices: ", devices.size(), ")");
+    told = true;
+  }
+  return devices;
+}
+
+}  // namespace gcvm::test

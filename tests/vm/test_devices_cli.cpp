@@ -1,0 +1,64 @@
+// The GPU collectors at the command line: `gcvm devices`, gpu-bfs on OpenCL (PoCL
+// in CI) with the same JSON counts as the serial marker, and device errors.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "gc/device/device_registry.hpp"
+
+using gcvm::test::line_count;
+using gcvm::test::run_gcvm;
+
+TEST_CASE("gcvm devices lists every usable device") {
+  const auto r = run_gcvm("devices");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("backends built in:") == 0);
+  for (const auto& d : gcvm::usable_devices())
+    CHECK(r.out.find(d.backend + ":" + std::to_string(d.index)) != std::string::npos);
+}
+
+TEST_CASE("gcvm mark --gc=gpu-bfs reports the serial marker's counts and its device statistics") {
+  bool any_opencl = false;
+  for (const auto& d : gcvm::usable_devices()) any_opencl = any_opencl || d.backend == "opencl";
+  if (!any_opencl) {
+    MESSAGE("no OpenCL device: gpu-bfs CLI test skipped");
+    return;
+  }
+  for (const char* spec : {"vp-array", "list:5000", "wide:1000"}) {
+    CAPTURE(std::string(spec));
+    const auto serial = nlohmann::json::parse(run_gcvm(std::string("mark --graph=") + spec + " --stats=json").out);
+    const auto r = run_gcvm(std::string("mark --graph=") + spec + " --gc=gpu-bfs --device=opencl --verify --stats=json --collections=2");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["marked_objects"] == serial["marked_objects"]);
+    CHECK(j["edges_traversed"] == serial["edges_traversed"]);
+    CHECK(j["freed_objects"] == serial["freed_objects"]);
+    for (const char* key : {"sync_bytes", "sync_ms", "root_upload_ms", "kernel_ms", "fallback_ms", "mark_download_ms",
+                            "iterations", "device_bytes"})
+      CHECK(j["mark_details"].contains(key));
+    CHECK(j["collections"][1]["mark_details"]["sync_bytes"] == 0);  // nothing changed: nothing uploaded
+  }
+}
+
+TEST_CASE("device errors: a named device that does not exist is one line and exit 4; auto falls back once") {
+  const auto missing = run_gcvm("mark --graph=single --gc=gpu-bfs --device=opencl:99");
+  CHECK(missing.exit_code == 4);
+  CHECK(line_count(missing.err) == 1);
+  CHECK(missing.err.find("gcvm: device error:") == 0);
+  const auto bad = run_gcvm("mark --graph=single --gc=gpu-bfs --device=tpu");
+  CHECK(bad.exit_code == 2);
+  CHECK(line_count(bad.err) == 1);
+  const auto opt = run_gcvm("mark --graph=single --gc=gpu-bfs --gc-opt offsets=sideways");
+  CHECK(opt.exit_code == 2);
+  CHECK(line_count(opt.err) == 1);
+  bool gpu = false;
+  for (const auto& d : gcvm::usable_devices()) gpu = gpu || d.type != "cpu";
+  if (!gpu) {
+    const auto fallback = run_gcvm("mark --graph=vp-list --gc=gpu-bfs --device=auto --collections=3 --stats=json");
+    CHECK(fallback.exit_code == 0);
+    CHECK(line_count(fallback.err) == 1);  // said once, not once per collection
+    CHECK(fallback.err.find("marking on the CPU") != std::string::npos);
+    CHECK(nlohmann::json::parse(fallback.out)["marked_objects"] == 8192);
+  }
+}
