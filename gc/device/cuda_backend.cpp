@@ -150,6 +150,20 @@ class CudaBackend final : public DeviceBackend {
     return ms;
   }
 
+  double copy_bandwidth(std::uint64_t bytes) override {
+    DeviceBuffer from, to;
+    from.reserve(bytes, "the bandwidth probe");
+    to.reserve(bytes, "the bandwidth probe");
+    check(cudaMemsetAsync(from.as<void>(), 1, bytes, stream_), "cudaMemset");
+    check(cudaMemcpyAsync(to.as<void>(), from.as<void>(), bytes, cudaMemcpyDeviceToDevice, stream_), "warm-up copy");
+    timer_start();
+    constexpr int kCopies = 5;
+    for (int i = 0; i < kCopies; ++i)
+      check(cudaMemcpyAsync(to.as<void>(), from.as<void>(), bytes, cudaMemcpyDeviceToDevice, stream_), "copy");
+    const double ms = timer_stop_ms();
+    return 2.0 * kCopies * static_cast<double>(bytes) / (ms / 1000);  // read + write
+  }
+
   std::uint64_t device_bytes() const override {
     return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
            queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + packed_.capacity() +

@@ -106,6 +106,9 @@ class DeviceBackend {
   virtual double timer_stop_ms() = 0;
   /// Device bytes held by this backend (mirror, queues, bitmap, state).
   virtual std::uint64_t device_bytes() const = 0;
+  /// Device-to-device copy bandwidth in bytes/s, measured by copying `bytes` (for the
+  /// benchmarks' bandwidth floor).
+  virtual double copy_bandwidth(std::uint64_t bytes) = 0;
 };
 
 }  // namespace gcvm

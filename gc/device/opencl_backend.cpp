@@ -239,6 +239,21 @@ class OpenClBackend final : public DeviceBackend {
     return stop > start ? (stop - start) / 1e6 : 0.0;
   }
 
+  double copy_bandwidth(std::uint64_t bytes) override {
+    ClBuffer from, to;
+    from.reserve(context_, bytes, "the bandwidth probe");
+    to.reserve(context_, bytes, "the bandwidth probe");
+    const cl_uint one = 1;
+    check(clEnqueueFillBuffer(queue_, from.get(), &one, sizeof(one), 0, bytes / 4 * 4, 0, nullptr, nullptr), "fill");
+    check(clEnqueueCopyBuffer(queue_, from.get(), to.get(), 0, 0, bytes, 0, nullptr, nullptr), "warm-up copy");
+    timer_start();
+    constexpr int kCopies = 5;
+    for (int i = 0; i < kCopies; ++i)
+      check(clEnqueueCopyBuffer(queue_, from.get(), to.get(), 0, 0, bytes, 0, nullptr, nullptr), "copy");
+    const double ms = timer_stop_ms();
+    return 2.0 * kCopies * static_cast<double>(bytes) / (ms / 1000);  // read + write
+  }
+
   std::uint64_t device_bytes() const override {
     std::uint64_t total = 0;
     for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &packed_, &queues_[0],

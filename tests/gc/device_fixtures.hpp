@@ -1,10 +1,12 @@
 // Test helper: the --device values GPU-marker tests run on. Every OpenCL device
 // (PoCL's CPU device in CI) and every CUDA device; where a backend has no device the
 // tests say so once and skip it, so CI without a GPU still runs the OpenCL path.
+// GCVM_TEST_BACKEND=cuda|opencl restricts the list (compute-sanitizer runs use cuda).
 #pragma once
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -15,7 +17,9 @@ namespace gcvm::test {
 inline std::vector<std::string> test_devices() {
   std::vector<std::string> devices;
   bool cuda = false;
+  const char* only = std::getenv("GCVM_TEST_BACKEND");
   for (const DeviceInfo& d : usable_devices()) {
+    if (only != nullptr && d.backend != only) continue;
     devices.push_back(d.backend + ":" + std::to_string(d.index));
     cuda = cuda || d.backend == "cuda";
   }

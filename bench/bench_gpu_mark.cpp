@@ -1,0 +1,200 @@
+// GPU mark benchmarks (issues 4 and 5): Maas et al. Table 1 on today's hardware, plus
+// R-MAT graphs and lists at 100x the paper's sizes, every GPU variant side by side
+// with the serial CPU marker on the same heap in the same run.
+//
+//   bench_gpu_mark [--device=auto|cuda|opencl[:N]] [--graphs=a,b,...] [--variants=a,b,...]
+//                  [--repeats=N] [--quick]
+//
+// For each graph: the serial marker (median of N), then each variant: one warm-up
+// collection (its full mirror upload is reported as `upload ms`), then N timed
+// collections of the unchanged heap (median). Columns: kernel ms (device clock),
+// total ms (the whole mark entry point: sync, roots, kernels, CPU tail, download),
+// GTEPS (edges traversed / kernel time), floor (the bandwidth floor: bytes of CSR
+// touched / measured device copy bandwidth, divided by kernel time — 100% would be
+// bandwidth-bound), and speed-up of total time over the serial marker. Every
+// variant's marks are compared with the serial marker's; a mismatch aborts.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gc/device/device_registry.hpp"
+#include "gc/heap.hpp"
+#include "gc/heap_materializer.hpp"
+#include "gc/marker_registry.hpp"
+#include "gc/markers/serial_marker.hpp"
+#include "gc/stopwatch.hpp"
+#include "heapgraph/graph_spec.hpp"
+#include "heapgraph/synthetic_heaps.hpp"
+
+using namespace gcvm;
+
+namespace {
+
+struct Variant {
+  std::string label;
+  std::string collector;
+  std::vector<std::string> options;
+};
+
+/// Maas Table 1's columns as gpu-bfs options (the paper's baseline is one compute
+/// unit, histogram offsets, no vector loads, no divergence handling, no fallback).
+std::vector<Variant> all_variants() {
+  const std::vector<std::string> base = {"sms=1", "vector=off", "wide=off", "fallback=off"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> o = base;
+    for (auto& e : extra) {
+      const std::string key = e.substr(0, e.find('='));
+      std::erase_if(o, [&](const std::string& b) { return b.rfind(key + "=", 0) == 0; });
+      o.push_back(e);
+    }
+    return o;
+  };
+  return {
+      {"bfs GPU", "gpu-bfs", base},
+      {"bfs +P", "gpu-bfs", with({"offsets=prefix"})},
+      {"bfs +V", "gpu-bfs", with({"vector=on"})},
+      {"bfs +F", "gpu-bfs", with({"fallback=20:5"})},
+      {"bfs +D", "gpu-bfs", with({"wide=16"})},
+      {"bfs +VD", "gpu-bfs", with({"vector=on", "wide=16"})},
+      {"bfs all-SM", "gpu-bfs", with({"vector=on", "wide=16", "sms=all"})},
+      {"bfs default", "gpu-bfs", {}},
+  };
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const auto part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty()) parts.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double detail(const MarkStats& stats, const std::string& key) {
+  for (const auto& [k, v] : stats.details)
+    if (k == key) return v;
+  return 0;
+}
+
+struct Args {
+  std::string device = "auto";
+  std::vector<std::string> graphs = {"single", "list:10000", "lists:256x10000", "lists:2560x3000", "wide:1000",
+                                     "vp-list", "vp-array", "complete:5000:100", "list:2000000", "list:1000000",
+                                     "lists:25600x3000", "rmat:22", "rmat:24"};
+  std::vector<std::string> variants;
+  int repeats = 5;
+};
+
+Args parse_args(int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* name) { return a.substr(std::string(name).size()); };
+    if (a.rfind("--device=", 0) == 0) {
+      args.device = value("--device=");
+    } else if (a.rfind("--graphs=", 0) == 0) {
+      args.graphs = split(value("--graphs="));
+    } else if (a.rfind("--variants=", 0) == 0) {
+      args.variants = split(value("--variants="));
+    } else if (a.rfind("--repeats=", 0) == 0) {
+      args.repeats = std::max(1, std::atoi(value("--repeats=").c_str()));
+    } else if (a == "--quick") {
+      args.graphs = {"single", "list:10000", "lists:256x10000", "wide:1000", "vp-list", "vp-array", "complete:2000:20",
+                     "list:2000000", "rmat:20"};
+      args.repeats = 3;
+    } else {
+      fmt::print(stderr, "bench_gpu_mark: unknown argument {}\n", a);
+      std::exit(2);
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse_args(argc, argv);
+  auto probe = open_device(parse_device_selector(args.device));
+  if (!probe) {
+    fmt::print("bench_gpu_mark: no usable GPU (--device={}); nothing to measure\n", args.device);
+    return 0;
+  }
+  const DeviceInfo info = probe->info();
+  const double bandwidth = probe->copy_bandwidth(std::uint64_t{1} << 30);
+  probe.reset();
+  fmt::print("device: {}:{} {} ({}), {} compute units, {:.1f} GiB; copy bandwidth {:.0f} GB/s\n", info.backend,
+             info.index, info.name, info.platform, info.compute_units, info.memory_bytes / 1073741824.0,
+             bandwidth / 1e9);
+  std::vector<Variant> variants = all_variants();
+  if (!args.variants.empty())
+    std::erase_if(variants, [&](const Variant& v) {
+      return std::find(args.variants.begin(), args.variants.end(), v.label) == args.variants.end();
+    });
+
+  fmt::print("{:<18} {:<12} {:>10} {:>10} {:>10} {:>8} {:>7} {:>8} {:>8}\n", "graph", "marker", "upload ms",
+             "kernel ms", "total ms", "GTEPS", "floor", "vs CPU", "levels");
+  for (const std::string& spec_text : args.graphs) {
+    const GraphSpec spec = parse_graph_spec(spec_text);
+    Heap heap;
+    HeapMaterializer builder(heap);
+    build_synthetic_heap(spec, builder);
+    const MarkRequest request{heap.graph(), builder.roots(), heap.blocks().high_water(), &heap.graph().dirty()};
+
+    SerialMarker serial;
+    MarkBitmap expected;
+    std::vector<double> cpu_ms;
+    MarkStats reference;
+    for (int r = 0; r < args.repeats; ++r) {
+      reference = serial.mark(request, expected);
+      cpu_ms.push_back(reference.mark_ms);
+    }
+    const double serial_ms = median(cpu_ms);
+    // Bytes a mark must touch at least: begin + degree of every reachable object,
+    // every traversed reference, and the queue write + read of every reachable object.
+    const double floor_bytes = reference.marked_objects * (12.0 + 8.0) + reference.edges_traversed * 4.0;
+    const double floor_ms = floor_bytes / bandwidth * 1000;
+    fmt::print("{:<18} {:<12} {:>10} {:>10} {:>10.3f} {:>8.3f} {:>7} {:>8} {:>8}   ({} objects reachable, {} edges)\n",
+               spec_text, "serial", "", "", serial_ms, reference.edges_traversed / (serial_ms * 1e6), "", "1.00x", "",
+               reference.marked_objects, reference.edges_traversed);
+
+    for (const Variant& v : variants) {
+      CollectorChoice choice{v.collector, {}, 0, args.device};
+      for (const auto& o : v.options) choice.options.push_back(parse_gc_option(o));
+      auto marker = make_marker(choice);
+      MarkBitmap marks;
+      const MarkStats warm = marker->mark(request, marks);
+      if (!(marks == expected) || warm.edges_traversed != reference.edges_traversed) {
+        fmt::print(stderr, "MISMATCH: {} on {} differs from the serial marker\n", v.label, spec_text);
+        return 1;
+      }
+      std::vector<double> kernel, total, levels;
+      for (int r = 0; r < args.repeats; ++r) {
+        const MarkStats s = marker->mark(request, marks);
+        kernel.push_back(detail(s, "kernel_ms"));
+        total.push_back(s.mark_ms);
+        levels.push_back(detail(s, "iterations"));
+      }
+      const double kernel_ms = median(kernel);
+      const double total_ms = median(total);
+      fmt::print("{:<18} {:<12} {:>10.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>6.1f}% {:>7.2f}x {:>8.0f}\n", spec_text,
+                 v.label, detail(warm, "sync_ms"), kernel_ms, total_ms,
+                 detail(warm, "gpu_edges") / (kernel_ms * 1e6), 100.0 * floor_ms / kernel_ms, serial_ms / total_ms,
+                 median(levels));
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}

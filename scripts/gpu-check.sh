@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The one command for the GPU machine (see ../shared/device/README.md): configure and
+# build with CUDA, list devices, run the whole test suite, run the GPU marker tests
+# under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
+# a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
+#
+#   STAGES="build test sanitize bench" BENCH_ARGS="--quick" bash scripts/gpu-check.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-check-logs}
+mkdir -p "$out"
+stages=${STAGES:-build test sanitize bench}
+bench_args=${BENCH_ARGS:---quick}
+build=build/gpu
+summary=()
+note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
+has() { [[ " $stages " == *" $1 "* ]]; }
+export PATH=/usr/local/cuda/bin:$PATH
+
+if has build; then
+  generator=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
+  prefix=()
+  if ls .device-debs/*.deb >/dev/null 2>&1; then
+    for f in .device-debs/*.deb; do dpkg -x "$f" /opt/gcdeps; done
+    prefix=(-DCMAKE_PREFIX_PATH=/opt/gcdeps/usr)
+  fi
+  start=$SECONDS
+  if cmake -S . -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=Release "${prefix[@]}" >"$out/configure.log" 2>&1 &&
+     cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
+    note "build" "ok ($((SECONDS - start)) s)"
+  else
+    note "build" "FAILED (see build.log)"; tail -30 "$out/configure.log" "$out/build.log"; printf '%s\n' "${summary[@]}"; exit 1
+  fi
+fi
+
+"$build/gcvm" devices | tee "$out/devices.log"
+
+if has test; then
+  start=$SECONDS
+  if (cd "$build" && ctest --output-on-failure) >"$out/ctest.log" 2>&1; then
+    note "ctest (all, CUDA + OpenCL)" "passed ($((SECONDS - start)) s): $(grep -E 'tests passed' "$out/ctest.log")"
+  else
+    note "ctest (all, CUDA + OpenCL)" "FAILED: $(grep -E 'tests passed|Failed' "$out/ctest.log" | tr '\n' ' ')"
+  fi
+  "$build/tests/test_gc" -tc='*gpu*' -s 2>&1 | grep -E "MESSAGE|skipped|test cases" | sort -u | head -5 >>"$out/ctest.log"
+fi
+
+if has sanitize; then
+  for tool in memcheck racecheck synccheck; do
+    start=$SECONDS
+    log="$out/sanitizer-$tool.log"
+    GCVM_TEST_BACKEND=cuda compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      "$build/tests/test_gc" -tc='*gpu-bfs*' -tce='*random graphs*' >"$log" 2>&1
+    rc=$?
+    note "compute-sanitizer $tool" "$([ $rc -eq 0 ] && echo clean || echo "rc=$rc") ($((SECONDS - start)) s): $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"
+  done
+fi
+
+if has bench; then
+  start=$SECONDS
+  "$build/bench/bench_gpu_mark" --device=cuda $bench_args 2>&1 | tee "$out/bench_gpu_mark.log"
+  note "bench_gpu_mark $bench_args" "done ($((SECONDS - start)) s)"
+fi
+
+echo
+echo "==== gpu-check summary ($(date -u +%F) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)) ===="
+printf '%s\n' "${summary[@]}"
