@@ -4,7 +4,8 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench" BENCH_ARGS="--quick" bash scripts/gpu-check.sh
+#   STAGES="build test sanitize bench" SANITIZERS="memcheck racecheck synccheck"
+#   SANITIZE_SECONDS=240 BENCH_ARGS="--quick" bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-logs}
@@ -46,10 +47,10 @@ if has test; then
 fi
 
 if has sanitize; then
-  for tool in memcheck racecheck synccheck; do
+  for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
     start=$SECONDS
     log="$out/sanitizer-$tool.log"
-    GCVM_TEST_BACKEND=cuda compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    GCVM_TEST_BACKEND=cuda timeout "${SANITIZE_SECONDS:-240}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
       "$build/tests/test_gc" -tc='*gpu-bfs*' -tce='*random graphs*' >"$log" 2>&1
     rc=$?
     note "compute-sanitizer $tool" "$([ $rc -eq 0 ] && echo clean || echo "rc=$rc") ($((SECONDS - start)) s): $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"
