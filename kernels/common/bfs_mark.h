@@ -32,6 +32,7 @@
 #include "portable.h"
 
 struct gcvm_bfs_shared {
+  gcvm_u64 wide_first[GCVM_GROUP_SIZE];
   gcvm_u32 stage[GCVM_STAGE_CAPACITY];
   gcvm_u32 wide_vertex[GCVM_GROUP_SIZE];
   gcvm_u32 scan[GCVM_GROUP_SIZE];
@@ -72,20 +73,23 @@ GCVM_DEVICE void gcvm_visit_vector(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBA
 }
 
 /* Collective. Moves the staged entries to the output queue when fewer than
- * GCVM_STAGE_SLACK slots are free, or whenever `force` is set. */
+ * GCVM_STAGE_SLACK slots are free, or whenever `force` is set. Every thread passes
+ * the same four barriers whatever it decides (no early return: PoCL 5's work-group
+ * compiler cannot split a function whose barriers are skipped on some paths). */
 GCVM_DEVICE void gcvm_stage_flush(GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
                                   GCVM_GLOBAL gcvm_u32* out_count, int force) {
   GCVM_BARRIER();
   const gcvm_u32 n = sh->stage_count;
   GCVM_BARRIER();
-  if (n == 0u || (!force && n + GCVM_STAGE_SLACK <= GCVM_STAGE_CAPACITY)) return;
-  if (GCVM_LOCAL_ID() == 0u) {
+  const int flush = n != 0u && (force || n + GCVM_STAGE_SLACK > GCVM_STAGE_CAPACITY);
+  if (flush && GCVM_LOCAL_ID() == 0u) {
     sh->out_base = GCVM_ATOMIC_ADD(out_count, n);
     sh->stage_count = 0u;
   }
   GCVM_BARRIER();
   const gcvm_u32 base = sh->out_base;
-  for (gcvm_u32 i = GCVM_LOCAL_ID(); i < n; i += GCVM_GROUP_SIZE) out_queue[base + i] = sh->stage[i];
+  const gcvm_u32 copy = flush ? n : 0u;
+  for (gcvm_u32 i = GCVM_LOCAL_ID(); i < copy; i += GCVM_GROUP_SIZE) out_queue[base + i] = sh->stage[i];
   GCVM_BARRIER();
 }
 
@@ -199,29 +203,56 @@ GCVM_DEVICE void gcvm_prefix_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOB
   }
 }
 
-/* §5.2: the whole group scans each wide object, one reference (or vector) per
- * thread per step, so one huge array costs degree / group size steps. */
+/* §5.2: objects with more than the threshold of references are scanned by the
+ * whole group. In contrast to the paper, which walks them one object at a time, the
+ * group walks the concatenated references of all the batch's wide objects at once
+ * (offsets from a prefix sum, owner found by binary search), so a batch of objects
+ * with 20 or 50 references keeps every thread busy. Huge objects (more than
+ * GCVM_HUGE_OBJECT references, where the 32-bit concatenated index could overflow)
+ * are walked one at a time, one reference (or aligned vector) per thread per step. */
+#define GCVM_HUGE_OBJECT (1u << 22)
 GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                    const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                    GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
-                                   GCVM_GLOBAL gcvm_u32* out_count, gcvm_u32 flags, gcvm_u32* traversed) {
-  GCVM_BARRIER();
-  const gcvm_u32 wide = sh->wide_count;
+                                   GCVM_GLOBAL gcvm_u32* out_count, gcvm_u64 first, gcvm_u32 wide_degree,
+                                   gcvm_u32 flags, gcvm_u32* traversed) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  sh->wide_first[lid] = first;
+  gcvm_exclusive_scan(sh, wide_degree);
+  const gcvm_u32 total = sh->rounds;
+  for (gcvm_u32 base = 0u; base < total; base += GCVM_GROUP_SIZE) {
+    const gcvm_u32 e = base + lid;
+    if (e < total) {
+      gcvm_u32 lo = 0u;
+      gcvm_u32 hi = GCVM_GROUP_SIZE - 1u;
+      while (lo < hi) {
+        const gcvm_u32 mid = (lo + hi + 1u) / 2u;
+        if (sh->scan[mid] <= e)
+          lo = mid;
+        else
+          hi = mid - 1u;
+      }
+      gcvm_visit(marks, sh, edges[sh->wide_first[lo] + (e - sh->scan[lo])], traversed);
+    }
+    gcvm_stage_flush(sh, out_queue, out_count, 0);
+  }
+
+  const gcvm_u32 huge = sh->wide_count;
   const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
-  for (gcvm_u32 o = 0u; o < wide; ++o) {
+  for (gcvm_u32 o = 0u; o < huge; ++o) {
     const gcvm_u32 v = sh->wide_vertex[o];
-    const gcvm_u64 first = begin[v];
-    const gcvm_u64 end = first + degree[v];
+    const gcvm_u64 from = begin[v];
+    const gcvm_u64 end = from + degree[v];
     if (vector) {
-      const gcvm_u64 w0 = first / 4u;
+      const gcvm_u64 w0 = from / 4u;
       const gcvm_u64 words = (end - 1u) / 4u - w0 + 1u;
       for (gcvm_u64 c = 0u; c < words; c += GCVM_GROUP_SIZE) {
-        if (c + GCVM_LOCAL_ID() < words) gcvm_visit_vector(edges, marks, sh, w0 + c + GCVM_LOCAL_ID(), first, end, traversed);
+        if (c + lid < words) gcvm_visit_vector(edges, marks, sh, w0 + c + lid, from, end, traversed);
         gcvm_stage_flush(sh, out_queue, out_count, 0);
       }
     } else {
-      for (gcvm_u64 c = first; c < end; c += GCVM_GROUP_SIZE) {
-        if (c + GCVM_LOCAL_ID() < end) gcvm_visit(marks, sh, edges[c + GCVM_LOCAL_ID()], traversed);
+      for (gcvm_u64 c = from; c < end; c += GCVM_GROUP_SIZE) {
+        if (c + lid < end) gcvm_visit(marks, sh, edges[c + lid], traversed);
         gcvm_stage_flush(sh, out_queue, out_count, 0);
       }
     }
@@ -280,33 +311,38 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     state[GCVM_STATE_CURSOR + after] = 0u;
   }
   const gcvm_u32 count = state[GCVM_STATE_COUNT + slot];
-  if (count == 0u || state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL) return;
-  if ((flags & GCVM_BFS_FALLBACK) != 0u && level >= fallback_min_level && count < fallback_threshold) {
+  int active = count != 0u && state[GCVM_STATE_FALLBACK_LEVEL] == GCVM_NO_LEVEL;
+  if (active && (flags & GCVM_BFS_FALLBACK) != 0u && level >= fallback_min_level && count < fallback_threshold) {
     if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_FALLBACK_LEVEL] = level;
-    return;
+    active = 0;
   }
-  if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_LEVELS_RUN] = level;
+  if (active && GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_LEVELS_RUN] = level;
+  /* An inactive level runs the same code on an empty queue: every barrier is reached
+   * by every thread on every path. */
+  const gcvm_u32 limit = active ? count : 0u;
 
   gcvm_bfs_init_shared(sh);
   GCVM_GLOBAL gcvm_u32* out_count = state + GCVM_STATE_COUNT + next;
   gcvm_u32 traversed = 0u;
-  for (;;) {
-    if (GCVM_LOCAL_ID() == 0u) {
-      sh->batch = GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
-      sh->wide_count = 0u;
-    }
+  if (GCVM_LOCAL_ID() == 0u) sh->batch = limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
+  GCVM_BARRIER();
+  gcvm_u32 batch = sh->batch;
+  while (batch < limit) {
+    if (GCVM_LOCAL_ID() == 0u) sh->wide_count = 0u;
     GCVM_BARRIER();
-    const gcvm_u32 batch = sh->batch;
-    if (batch >= count) break;
     const gcvm_u32 i = batch + GCVM_LOCAL_ID();
     gcvm_u64 first = 0u;
     gcvm_u32 refs = 0u;
-    if (i < count) {
+    gcvm_u32 wide = 0u;
+    if (i < limit) {
       const gcvm_u32 v = in_queue[i];
       first = begin[v];
       refs = degree[v];
       if ((flags & GCVM_BFS_WIDE) != 0u && refs > wide_threshold) {
-        sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
+        if (refs > GCVM_HUGE_OBJECT)
+          sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
+        else
+          wide = refs;
         refs = 0u;
       }
     }
@@ -314,8 +350,10 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
       gcvm_prefix_rounds(edges, marks, sh, out_queue, out_count, first, refs, flags, &traversed);
     else
       gcvm_histogram_rounds(edges, marks, sh, out_queue, out_count, first, refs, flags, &traversed);
-    gcvm_wide_objects(begin, degree, edges, marks, sh, out_queue, out_count, flags, &traversed);
+    gcvm_wide_objects(begin, degree, edges, marks, sh, out_queue, out_count, first, wide, flags, &traversed);
+    if (GCVM_LOCAL_ID() == 0u) sh->batch = GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
     GCVM_BARRIER();
+    batch = sh->batch;
   }
   gcvm_stage_flush(sh, out_queue, out_count, 1);
   gcvm_add_traversed(sh, state, traversed);
