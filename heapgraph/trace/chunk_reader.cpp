@@ -20,15 +20,19 @@ std::uint32_t get_u32le(const char* p) {
   return v;
 }
 
-std::istream& open_file(std::unique_ptr<std::ifstream>& file, const std::string& path) {
-  file = std::make_unique<std::ifstream>(path, std::ios::binary);
+std::unique_ptr<std::ifstream> open_file(const std::string& path) {
+  auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
   if (!*file) throw TraceError(path, 0, "cannot open the file");
-  return *file;
+  return file;
 }
 
 }  // namespace
 
-ChunkReader::ChunkReader(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {
+ChunkReader::ChunkReader(std::istream& in, std::string name) : in_(in), name_(std::move(name)) { read_header(); }
+
+ChunkReader::ChunkReader(const std::string& path) : file_(open_file(path)), in_(*file_), name_(path) { read_header(); }
+
+void ChunkReader::read_header() {
   char header[kFileHeaderBytes];
   const std::size_t got = read_up_to(header, sizeof header);
   if (got < kMagic.size() || !std::equal(kMagic.begin(), kMagic.end(), header))
@@ -41,7 +45,6 @@ ChunkReader::ChunkReader(std::istream& in, std::string name) : in_(in), name_(st
   payload_offset_ = kFileHeaderBytes;
 }
 
-ChunkReader::ChunkReader(const std::string& path) : ChunkReader(open_file(file_, path), path) {}
 
 ChunkReader::~ChunkReader() = default;
 

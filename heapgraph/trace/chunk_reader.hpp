@@ -42,6 +42,7 @@ class ChunkReader {
   std::uint64_t bytes_read() const { return next_chunk_offset_; }
 
  private:
+  void read_header();
   bool load_chunk();
   std::size_t read_up_to(char* data, std::size_t size);
   [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const;

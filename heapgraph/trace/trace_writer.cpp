@@ -14,16 +14,25 @@ void put_u32le(char* out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
 }
 
-std::ofstream& open_file(std::unique_ptr<std::ofstream>& file, const std::string& path) {
-  file = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
+std::unique_ptr<std::ofstream> open_file(const std::string& path) {
+  auto file = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
   if (!*file) throw TraceWriteError(path + ": cannot create the trace file");
-  return *file;
+  return file;
 }
 
 }  // namespace
 
 TraceWriter::TraceWriter(std::ostream& out, std::string name, TraceWriterOptions options)
     : out_(out), name_(std::move(name)), options_(options) {
+  write_header();
+}
+
+TraceWriter::TraceWriter(const std::string& path, TraceWriterOptions options)
+    : file_(open_file(path)), out_(*file_), name_(path), options_(options) {
+  write_header();
+}
+
+void TraceWriter::write_header() {
   if (options_.chunk_payload == 0 || options_.chunk_payload > kMaxChunkPayload)
     throw std::invalid_argument("trace chunk payload must be 1.." + std::to_string(kMaxChunkPayload) + " bytes");
   char header[kFileHeaderBytes];
@@ -31,9 +40,6 @@ TraceWriter::TraceWriter(std::ostream& out, std::string name, TraceWriterOptions
   put_u32le(header + kMagic.size(), kVersion);
   write_bytes(header, sizeof header);
 }
-
-TraceWriter::TraceWriter(const std::string& path, TraceWriterOptions options)
-    : TraceWriter(open_file(file_, path), path, options) {}
 
 TraceWriter::~TraceWriter() = default;
 

@@ -72,6 +72,7 @@ class TraceWriter {
   bool ended() const { return ended_; }
 
  private:
+  void write_header();
   void begin_event(EventKind kind);
   void put_id_delta(ObjectId id);
   void finish_event();

@@ -25,5 +25,7 @@ class UsageError : public InputError {
 
 /// Registers `gcvm mark`; the returned function runs it (after parsing) and returns the exit code.
 std::function<int()> register_mark_command(CLI::App& app);
+/// Registers `gcvm replay` (heap traces; docs/trace-format.md).
+std::function<int()> register_replay_command(CLI::App& app);
 
 }  // namespace gcvm::cli
