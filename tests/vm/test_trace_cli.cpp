@@ -144,3 +144,105 @@ TEST_CASE("gcvm replay --heap collects when an allocation does not fit, and exit
   CHECK(line_count(small.err) == 1);
   std::remove(path.c_str());
 }
+
+TEST_CASE("gcvm trace dump prints every event with its byte offset") {
+  const std::string path = "trace_cli_dump.gcvmtrace";
+  record("list:3", path, 2);
+  const auto r = run_gcvm("trace dump " + path);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out ==
+        "20 alloc #0 refs=1 scalars=1 bytes=12\n"
+        "25 alloc #1 refs=1 scalars=1 bytes=12\n"
+        "30 store #0[0] = #1\n"
+        "34 alloc #2 refs=1 scalars=1 bytes=12\n"
+        "39 store #1[0] = #2\n"
+        "43 roots 1: #0\n"
+        "46 collect explicit\n"
+        "56 collect repeat\n"
+        "64 end\n");
+  std::remove(path.c_str());
+}
+
+TEST_CASE("gcvm trace stats counts events, objects, stores, roots and bytes") {
+  const std::string path = "trace_cli_stats.gcvmtrace";
+  write_churn_trace(path);
+  const auto r = run_gcvm("trace stats " + path + " --format=json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["events"] == 20 * (5000 + 1999 + 2 + 1) + 1);
+  CHECK(j["events_by_kind"]["alloc"] == 100000);
+  CHECK(j["events_by_kind"]["store"] == 20 * 1999);
+  CHECK(j["events_by_kind"]["roots"] == 40);
+  CHECK(j["events_by_kind"]["collect"] == 20);
+  CHECK(j["events_by_kind"]["end"] == 1);
+  CHECK(j["objects"] == 100000);
+  CHECK(j["allocated_bytes"] == 20 * (3000 * 8 + 2000 * 12));
+  CHECK(j["null_stores"] == 0);
+  CHECK(j["collections"] == 20);
+  CHECK(j["final_roots"] == 1);
+  CHECK(j["file_bytes"] == slurp(path).size());
+  CHECK(j["chunks"].get<int>() >= 2);
+  CHECK(j["bytes_per_event"].get<double>() < 6.0);
+  const auto text = run_gcvm("trace stats " + path);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("stores: 39980 (0 null)") != std::string::npos);
+  CHECK(text.out.find("collections: 20") != std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("malformed traces: one line naming the file and byte offset, exit 2, for every command") {
+  const std::string good_path = "trace_cli_good.gcvmtrace";
+  record("list:1000", good_path);
+  const std::string good = slurp(good_path);
+  std::remove(good_path.c_str());
+  struct Case {
+    std::string name;
+    std::string bytes;
+    std::string says;
+  };
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x04;
+  std::string version = good;
+  version[8] = 9;
+  std::vector<Case> cases = {
+      {"truncated", good.substr(0, good.size() - 1), "truncated"},
+      {"header-only", good.substr(0, 12), "byte 12: truncated: the file ends without an end event"},
+      {"flipped", flipped, "byte 12: chunk 1 is damaged: checksum"},
+      {"version", version, "byte 8: unsupported trace version 9"},
+      {"trailing", good + "junk", "data after the end event"},
+  };
+  {
+    std::ostringstream out;
+    gcvm::trace::TraceWriter w(out, "memory");
+    w.allocate_object(0, 1, 0, 4);
+    w.store_ref(7, 0, 0);
+    w.end();
+    cases.push_back({"order", out.str(), "byte 25: event out of order: store into #7, which was never allocated"});
+  }
+  for (const auto& c : cases) {
+    const std::string path = "trace_cli_bad_" + c.name + ".gcvmtrace";
+    spill(path, c.bytes);
+    for (const char* command : {"trace dump ", "trace stats ", "replay "}) {
+      CAPTURE(c.name);
+      CAPTURE(std::string(command));
+      const auto r = run_gcvm(command + path);
+      CHECK(r.exit_code == 2);
+      CHECK(line_count(r.err) == 1);
+      CHECK(r.err.rfind("gcvm: " + path + ": byte ", 0) == 0);
+      CHECK(r.err.find(c.says) != std::string::npos);
+    }
+    std::remove(path.c_str());
+  }
+  const std::string text = "trace_cli_not_a_trace.txt";
+  spill(text, "hello, world\n");
+  const auto r = run_gcvm("replay " + text);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "gcvm: " + text + ": byte 0: not a gcvm trace (it does not start with the magic bytes GCVMTRAC)\n");
+  std::remove(text.c_str());
+  const auto missing = run_gcvm("trace stats no_such_file.gcvmtrace");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err == "gcvm: no_such_file.gcvmtrace: byte 0: cannot open the file\n");
+  const auto record_fail = run_gcvm("mark --graph=single --record-trace=/no/such/dir/t.gcvmtrace");
+  CHECK(record_fail.exit_code == 2);
+  CHECK(record_fail.err.find("cannot create the trace file") != std::string::npos);
+}
