@@ -74,24 +74,22 @@ void TraceWriter::allocate_object(ObjectId id, std::uint32_t ref_fields, std::ui
   finish_event();
 }
 
-void TraceWriter::allocate_ref_array(ObjectId id, std::uint64_t length, std::uint64_t bytes) {
+void TraceWriter::allocate_array(EventKind kind, ObjectId id, std::uint64_t length, std::uint64_t bytes) {
   check_id(id, "allocated");
   if (length > kMaxArrayLength) throw std::invalid_argument("trace: array longer than " + std::to_string(kMaxArrayLength));
-  begin_event(EventKind::AllocRefArray);
+  begin_event(kind);
   put_id_delta(id);
   put_uvarint(pending_, length);
   put_uvarint(pending_, bytes);
   finish_event();
 }
 
+void TraceWriter::allocate_ref_array(ObjectId id, std::uint64_t length, std::uint64_t bytes) {
+  allocate_array(EventKind::AllocRefArray, id, length, bytes);
+}
+
 void TraceWriter::allocate_scalar_array(ObjectId id, std::uint64_t length, std::uint64_t bytes) {
-  check_id(id, "allocated");
-  if (length > kMaxArrayLength) throw std::invalid_argument("trace: array longer than " + std::to_string(kMaxArrayLength));
-  begin_event(EventKind::AllocScalarArray);
-  put_id_delta(id);
-  put_uvarint(pending_, length);
-  put_uvarint(pending_, bytes);
-  finish_event();
+  allocate_array(EventKind::AllocScalarArray, id, length, bytes);
 }
 
 void TraceWriter::store_ref(ObjectId source, std::uint64_t slot, ObjectId target) {
@@ -108,8 +106,11 @@ void TraceWriter::store_ref(ObjectId source, std::uint64_t slot, ObjectId target
 
 void TraceWriter::roots(std::span<const ObjectId> roots) {
   std::uint64_t count = 0;
-  for (ObjectId r : roots)
-    if (r != kNullRef) check_id(r, "root"), ++count;
+  for (ObjectId r : roots) {
+    if (r == kNullRef) continue;
+    check_id(r, "root");
+    ++count;
+  }
   begin_event(EventKind::Roots);
   put_uvarint(pending_, count);
   std::int64_t previous = 0;

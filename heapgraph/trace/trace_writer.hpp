@@ -73,6 +73,7 @@ class TraceWriter {
 
  private:
   void write_header();
+  void allocate_array(EventKind kind, ObjectId id, std::uint64_t length, std::uint64_t bytes);
   void begin_event(EventKind kind);
   void put_id_delta(ObjectId id);
   void finish_event();

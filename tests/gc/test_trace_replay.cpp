@@ -124,3 +124,12 @@ TEST_CASE("an id reused after a collection is a new object") {
   CHECK(r.collections[1].mark.marked_objects == 3);  // new #1 -> #0 -> old #1
   CHECK(r.collections[1].sweep.freed_objects == 0);
 }
+
+TEST_CASE("an object shape the heap cannot hold is bad input at its event") {
+  std::ostringstream out;
+  trace::TraceWriter w(out, "memory");
+  w.allocate_object(0, 1000, 0, 4000);
+  w.end();
+  CHECK_THROWS_WITH_AS(replay(out.str(), "serial"), doctest::Contains("memory: byte 20: an object with 1000 reference"),
+                       trace::TraceError);
+}
