@@ -232,6 +232,25 @@ TEST_CASE("malformed traces: one line naming the file and byte offset, exit 2, f
     }
     std::remove(path.c_str());
   }
+  {
+    // Valid for the reader, but the recorder's roots missed #1, which is used after the
+    // collection: only a replay can tell. Offsets: header 12 + chunk header 8, two
+    // allocations of 5 bytes, roots 3, collect 10: the store is at byte 43.
+    const std::string path = "trace_cli_inconsistent.gcvmtrace";
+    gcvm::trace::TraceWriter w(path);
+    w.allocate_object(0, 1, 0, 4);
+    w.allocate_object(1, 1, 0, 4);
+    w.roots(std::vector<gcvm::ObjectId>{0});
+    w.collection("explicit");
+    w.store_ref(1, 0, 0);
+    w.end();
+    CHECK(run_gcvm("trace stats " + path).exit_code == 0);
+    const auto r = run_gcvm("replay " + path);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "gcvm: " + path + ": byte 43: the trace is inconsistent: store source #1 was freed by a " +
+                       "replayed collection as unreachable (the recorder's roots did not cover it)\n");
+    std::remove(path.c_str());
+  }
   const std::string text = "trace_cli_not_a_trace.txt";
   spill(text, "hello, world\n");
   const auto r = run_gcvm("replay " + text);
