@@ -29,5 +29,9 @@ class UsageError : public InputError {
 std::function<int()> register_mark_command(CLI::App& app);
 /// Registers `gcvm devices`.
 std::function<int()> register_devices_command(CLI::App& app);
+/// Registers `gcvm replay` (heap traces; docs/trace-format.md).
+std::function<int()> register_replay_command(CLI::App& app);
+/// Registers `gcvm trace dump|stats`.
+std::function<int()> register_trace_command(CLI::App& app);
 
 }  // namespace gcvm::cli

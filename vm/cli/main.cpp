@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "gcvm 0.1");
   auto run_mark = cli::register_mark_command(app);
   auto run_devices = cli::register_devices_command(app);
+  auto run_replay = cli::register_replay_command(app);
+  auto run_trace = cli::register_trace_command(app);
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -48,6 +50,8 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("mark")) return run_mark();
     if (app.got_subcommand("devices")) return run_devices();
+    if (app.got_subcommand("replay")) return run_replay();
+    if (app.got_subcommand("trace")) return run_trace();
   } catch (const InputError& e) {
     fmt::print(stderr, "gcvm: {}\n", e.what());
     return cli::kExitBadInput;

@@ -3,10 +3,12 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "gc/collector.hpp"
 #include "gc/heap_materializer.hpp"
 #include "gc/marker_registry.hpp"
+#include "gc/recording_sink.hpp"
 #include "gc/stats_report.hpp"
 #include "gc/stopwatch.hpp"
 #include "heapgraph/graph_spec.hpp"
@@ -27,6 +29,7 @@ struct MarkArgs {
   std::uint64_t seed = kDefaultGraphSeed;
   unsigned collections = 1;
   bool verify = false;
+  std::string record_trace;
 };
 
 int run_mark(const MarkArgs& args) {
@@ -34,11 +37,7 @@ int run_mark(const MarkArgs& args) {
   auto marker = make_marker(args.collector.choice());
 
   HeapConfig config;
-  if (!args.heap.empty()) {
-    const auto bytes = parse_byte_size(args.heap);
-    if (!bytes || *bytes == 0) throw UsageError("--heap=" + args.heap + " is not a size (examples: 64M, 2G)");
-    config.limit_bytes = *bytes;
-  }
+  config.limit_bytes = heap_limit_flag(args.heap);
   const auto size = spec.estimate();
   const std::uint64_t max_objects = std::uint64_t{kMaxBlocks} * kSlotsPerBlock;
   if (size.objects > max_objects)
@@ -50,9 +49,17 @@ int run_mark(const MarkArgs& args) {
 
   Heap heap(config);
   HeapMaterializer builder(heap);
+  std::optional<trace::TraceWriter> writer;
+  std::optional<TraceRecorder> recorder;
+  std::optional<RecordingSink> recording;
+  if (!args.record_trace.empty()) {
+    writer.emplace(args.record_trace);
+    recorder.emplace(heap, *writer);
+    recording.emplace(builder, *recorder);
+  }
   const Stopwatch build_clock;
   try {
-    build_synthetic_heap(spec, builder, args.seed);
+    build_synthetic_heap(spec, recording ? static_cast<HeapSink&>(*recording) : builder, args.seed);
   } catch (const HeapExhausted& e) {
     throw UsageError(fmt::format("graph spec '{}' does not fit the heap: {}", spec.text, e.what()));
   }
@@ -66,14 +73,27 @@ int run_mark(const MarkArgs& args) {
                spec.text, args.seed, builder.object_count(), heap.blocks().blocks_in_use(),
                heap.graph().edges_reserved(), build_ms);
   for (unsigned i = 0; i < args.collections; ++i) {
-    const CollectionStats stats = collector.collect(builder.roots(), i == 0 ? "explicit" : "repeat");
+    const char* reason = i == 0 ? "explicit" : "repeat";
+    if (recorder) recorder->collecting(builder.roots(), reason);
+    const CollectionStats stats = collector.collect(builder.roots(), reason);
     if (json)
       runs.push_back(collection_json(stats));
     else
       fmt::print("{}", collection_summary(stats));
   }
+  if (recorder) {
+    recorder->finish();
+    if (!json)
+      fmt::print("recorded trace {}: {} events in {} chunks, {} bytes\n", args.record_trace, recorder->totals().events,
+                 recorder->totals().chunks, recorder->totals().bytes);
+  }
   if (json) {
     nlohmann::json out = runs.front();
+    if (recorder) {
+      out["trace"] = args.record_trace;
+      out["trace_events"] = recorder->totals().events;
+      out["trace_bytes"] = recorder->totals().bytes;
+    }
     out["command"] = "mark";
     out["graph"] = spec.text;
     out["seed"] = args.seed;
@@ -100,6 +120,8 @@ std::function<int()> register_mark_command(CLI::App& app) {
   cmd->add_option("--collections", args->collections, "Collections to run (later ones re-mark the survivors)")
       ->check(CLI::Range(1u, 1000u));
   cmd->add_flag("--verify", args->verify, "Check the graph against the heap and the marks independently");
+  cmd->add_option("--record-trace", args->record_trace,
+                  "Record the heap's construction and collections as a trace (docs/trace-format.md)");
   return [args] { return run_mark(*args); };
 }
 

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <string>
 
+#include "vm/cli/commands.hpp"
+
 namespace gcvm {
 
 std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
@@ -27,3 +29,14 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
 }
 
 }  // namespace gcvm
+
+namespace gcvm::cli {
+
+std::uint64_t heap_limit_flag(const std::string& text) {
+  if (text.empty()) return 0;
+  const auto bytes = parse_byte_size(text);
+  if (!bytes || *bytes == 0) throw UsageError("--heap=" + text + " is not a size (examples: 64M, 2G)");
+  return *bytes;
+}
+
+}  // namespace gcvm::cli

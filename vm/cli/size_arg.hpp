@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace gcvm {
@@ -12,3 +13,11 @@ namespace gcvm {
 std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 
 }  // namespace gcvm
+
+namespace gcvm::cli {
+
+/// The heap limit named by `--heap=TEXT`, 0 (no limit) when `text` is empty; throws
+/// UsageError when `text` is not a positive size.
+std::uint64_t heap_limit_flag(const std::string& text);
+
+}  // namespace gcvm::cli
