@@ -77,6 +77,7 @@ class CudaBackend final : public DeviceBackend {
     bool kept = begin_.reserve(vertices * sizeof(std::uint64_t), "the mirror's begin array");
     kept = degree_.reserve(vertices * sizeof(std::uint32_t), "the mirror's degree array") && kept;
     kept = edges_.reserve(padded * sizeof(std::uint32_t), "the mirror's edge array") && kept;
+    vertices_ = vertices;
     queue_bytes_ = std::max<std::uint64_t>(vertices, 1) * sizeof(std::uint32_t);
     queues_[0].reserve(queue_bytes_, "a frontier queue");
     queues_[1].reserve(queue_bytes_, "a frontier queue");
@@ -125,6 +126,20 @@ class CudaBackend final : public DeviceBackend {
           "launching the BFS level kernel");
   }
 
+  void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) override {
+    const std::uint64_t chunks = (vertices_ + GCVM_LANE_CHUNK - 1) / GCVM_LANE_CHUNK;
+    const auto table_chunks = static_cast<std::uint32_t>(chunks + 1);
+    const auto pool_chunks = static_cast<std::uint32_t>(chunks + launch.groups + 1);
+    lane_pool_.reserve(std::uint64_t{pool_chunks} * GCVM_LANE_CHUNK * sizeof(std::uint32_t), "the lanes' queue pool");
+    lane_tables_.reserve(std::uint64_t{table_chunks} * launch.groups * sizeof(std::uint32_t), "the lanes' chunk tables");
+    check(cuda::launch_bfs_lanes(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
+                                 marks_.as<std::uint32_t>(), roots_.as<std::uint32_t>(), root_count,
+                                 lane_pool_.as<std::uint32_t>(), lane_tables_.as<std::uint32_t>(), pool_chunks,
+                                 table_chunks, state_.as<std::uint32_t>(), launch.flags, launch.wide_threshold,
+                                 launch.groups, stream_),
+          "launching the BFS lane kernel");
+  }
+
   std::vector<std::uint32_t> read_state() override {
     std::vector<std::uint32_t> state(GCVM_STATE_WORDS);
     copy_out(state.data(), state_.as<void>(), state.size() * sizeof(std::uint32_t), "reading the level state");
@@ -167,7 +182,8 @@ class CudaBackend final : public DeviceBackend {
   std::uint64_t device_bytes() const override {
     return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
            queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + packed_.capacity() +
-           ranges_[0].capacity() + ranges_[1].capacity() + ranges_[2].capacity();
+           ranges_[0].capacity() + ranges_[1].capacity() + ranges_[2].capacity() + lane_pool_.capacity() +
+           lane_tables_.capacity();
   }
 
  private:
@@ -196,7 +212,9 @@ class CudaBackend final : public DeviceBackend {
   DeviceBuffer begin_, degree_, edges_, marks_, roots_, state_, packed_;
   DeviceBuffer queues_[2];
   DeviceBuffer ranges_[3];
+  DeviceBuffer lane_pool_, lane_tables_;
   std::uint64_t queue_bytes_ = 0;
+  std::uint64_t vertices_ = 0;
 };
 
 }  // namespace

@@ -92,6 +92,9 @@ class DeviceBackend {
   virtual void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words) = 0;
   virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;
   virtual void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) = 0;
+  /// Lane mode (sms=split): `launch.groups` independent BFS lanes over slices of the
+  /// roots, the whole mark in one launch.
+  virtual void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) = 0;
   /// The level state words (GCVM_STATE_WORDS), after all launched work finished.
   virtual std::vector<std::uint32_t> read_state() = 0;
   /// Queue entries [0, count) of the queue that level `level` reads.

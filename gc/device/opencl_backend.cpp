@@ -147,7 +147,7 @@ class OpenClBackend final : public DeviceBackend {
   }
   ~OpenClBackend() override {
     release_events();
-    for (cl_kernel k : {seed_, level_, scatter_})
+    for (cl_kernel k : {seed_, level_, lanes_, scatter_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -161,6 +161,7 @@ class OpenClBackend final : public DeviceBackend {
     bool kept = begin_.reserve(context_, vertices * sizeof(std::uint64_t), "the mirror's begin array");
     kept = degree_.reserve(context_, vertices * sizeof(std::uint32_t), "the mirror's degree array") && kept;
     kept = edges_.reserve(context_, padded * sizeof(std::uint32_t), "the mirror's edge array") && kept;
+    vertices_ = vertices;
     for (ClBuffer& q : queues_) q.reserve(context_, vertices * sizeof(std::uint32_t), "a frontier queue");
     return kept;
   }
@@ -199,14 +200,28 @@ class OpenClBackend final : public DeviceBackend {
 
   void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
     set_args(seed_, roots_.get(), root_count, marks_.get(), queues_[1].get(), state_.get());
-    launch(seed_, groups, "the BFS seed kernel");
+    launch_kernel(seed_, groups, "the BFS seed kernel");
   }
 
   void launch_bfs_level(std::uint32_t level, const BfsLaunch& l) override {
     set_args(level_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), queues_[level % 2].get(),
              queues_[(level + 1) % 2].get(), state_.get(), level, l.flags, l.wide_threshold, l.fallback_threshold,
              l.fallback_min_level);
-    launch(level_, l.groups, "the BFS level kernel");
+    launch_kernel(level_, l.groups, "the BFS level kernel");
+  }
+
+  void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& l) override {
+    const BfsLaunch& launch = l;
+    const std::uint64_t chunks = (vertices_ + GCVM_LANE_CHUNK - 1) / GCVM_LANE_CHUNK;
+    const auto table_chunks = static_cast<std::uint32_t>(chunks + 1);
+    const auto pool_chunks = static_cast<std::uint32_t>(chunks + launch.groups + 1);
+    lane_pool_.reserve(context_, std::uint64_t{pool_chunks} * GCVM_LANE_CHUNK * sizeof(std::uint32_t),
+                       "the lanes' queue pool");
+    lane_tables_.reserve(context_, std::uint64_t{table_chunks} * launch.groups * sizeof(std::uint32_t),
+                         "the lanes' chunk tables");
+    set_args(lanes_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), roots_.get(), root_count,
+             lane_pool_.get(), lane_tables_.get(), pool_chunks, table_chunks, state_.get(), l.flags, l.wide_threshold);
+    launch_kernel(lanes_, l.groups, "the BFS lane kernel");
   }
 
   std::vector<std::uint32_t> read_state() override {
@@ -257,7 +272,7 @@ class OpenClBackend final : public DeviceBackend {
   std::uint64_t device_bytes() const override {
     std::uint64_t total = 0;
     for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &packed_, &queues_[0],
-                              &queues_[1], &ranges_[0], &ranges_[1], &ranges_[2]})
+                              &queues_[1], &ranges_[0], &ranges_[1], &ranges_[2], &lane_pool_, &lane_tables_})
       total += b->capacity();
     return total;
   }
@@ -280,10 +295,12 @@ class OpenClBackend final : public DeviceBackend {
     check(status, "clCreateKernel(gcvm_bfs_seed_kernel)");
     level_ = clCreateKernel(program_, "gcvm_bfs_level_kernel", &status);
     check(status, "clCreateKernel(gcvm_bfs_level_kernel)");
+    lanes_ = clCreateKernel(program_, "gcvm_bfs_lane_kernel", &status);
+    check(status, "clCreateKernel(gcvm_bfs_lane_kernel)");
     scatter_ = clCreateKernel(program_, "gcvm_scatter_kernel", &status);
     check(status, "clCreateKernel(gcvm_scatter_kernel)");
   }
-  void launch(cl_kernel kernel, std::uint32_t groups, const char* what) {
+  void launch_kernel(cl_kernel kernel, std::uint32_t groups, const char* what) {
     const std::size_t local = GCVM_GROUP_SIZE;
     const std::size_t global = std::size_t{std::max<std::uint32_t>(groups, 1)} * local;
     check(clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr), what);
@@ -303,7 +320,7 @@ class OpenClBackend final : public DeviceBackend {
     write(ranges_[which], ranges.data(), ranges.size() * sizeof(MirrorRange));
     const auto count = static_cast<cl_uint>(ranges.size());
     set_args(scatter_, destination.get(), packed_.get(), ranges_[which].get(), count);
-    launch(scatter_, std::min<std::uint32_t>(count, 4096), "the mirror scatter kernel");
+    launch_kernel(scatter_, std::min<std::uint32_t>(count, 4096), "the mirror scatter kernel");
   }
   void release_events() {
     if (start_ != nullptr) clReleaseEvent(start_);
@@ -316,11 +333,13 @@ class OpenClBackend final : public DeviceBackend {
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
-  cl_kernel seed_ = nullptr, level_ = nullptr, scatter_ = nullptr;
+  cl_kernel seed_ = nullptr, level_ = nullptr, lanes_ = nullptr, scatter_ = nullptr;
   cl_event start_ = nullptr, stop_ = nullptr;
   ClBuffer begin_, degree_, edges_, marks_, roots_, state_, packed_;
   ClBuffer queues_[2];
   ClBuffer ranges_[3];
+  ClBuffer lane_pool_, lane_tables_;
+  std::uint64_t vertices_ = 0;
 };
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace {
 
 constexpr const char* kAccepted =
     "offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, fallback=<threshold>:<min-levels>|off, "
-    "sms=all|<n>, levels-per-check=auto|<n>";
+    "sms=all|<n>|split, levels-per-check=auto|<n>";
 
 std::optional<std::uint32_t> parse_u32(std::string_view text) {
   std::uint32_t value = 0;
@@ -58,7 +58,8 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       o.fallback_threshold = parse_count(option, std::string_view(option.value).substr(0, colon), 1);
       o.fallback_min_levels = parse_count(option, std::string_view(option.value).substr(colon + 1), 0);
     } else if (option.key == "sms") {
-      o.sms = option.value == "all" ? 0 : parse_count(option, option.value, 1);
+      o.split = option.value == "split";
+      o.sms = option.value == "all" || o.split ? 0 : parse_count(option, option.value, 1);
     } else if (option.key == "levels-per-check") {
       o.levels_per_check = option.value == "auto" ? 0 : parse_count(option, option.value, 1);
       if (o.levels_per_check > GCVM_MAX_LEVEL_BATCH) reject_gc_option("gpu-bfs", option, kAccepted);
@@ -66,6 +67,7 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       reject_gc_option("gpu-bfs", option, kAccepted);
     }
   }
+  if (o.split) o.fallback_threshold = 0;  // lanes finish on the device; there is no tail to hand over
   return o;
 }
 
@@ -134,21 +136,29 @@ MarkStats GpuBfsMarker::mark_on_device(const MarkRequest& request, MarkBitmap& o
 
   backend_->timer_start();
   const auto root_count = static_cast<std::uint32_t>(request.roots.size());
-  const std::uint32_t seed_groups =
-      std::max(1u, std::min<std::uint32_t>(launch.groups, (root_count + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
-  backend_->launch_bfs_seed(root_count, seed_groups);
-  std::uint32_t level = 1;
-  std::uint32_t batch = options_.levels_per_check != 0 ? options_.levels_per_check : 1;
   std::vector<std::uint32_t> state;
-  std::uint64_t host_checks = 0;
-  for (;;) {
-    for (std::uint32_t i = 0; i < batch; ++i) backend_->launch_bfs_level(level + i, launch);
-    level += batch;
+  std::uint64_t host_checks = 1;
+  if (options_.split) {
+    backend_->launch_bfs_lanes(root_count, launch);
     state = backend_->read_state();
-    ++host_checks;
-    if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL) break;
-    if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0) break;
-    if (options_.levels_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
+    if (state[GCVM_STATE_OVERFLOW] != 0)
+      throw DeviceError("gpu-bfs sms=split: the lanes' queue pool overflowed (an internal sizing error)");
+  } else {
+    const std::uint32_t seed_groups =
+        std::max(1u, std::min<std::uint32_t>(launch.groups, (root_count + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
+    backend_->launch_bfs_seed(root_count, seed_groups);
+    std::uint32_t level = 1;
+    std::uint32_t batch = options_.levels_per_check != 0 ? options_.levels_per_check : 1;
+    host_checks = 0;
+    for (;;) {
+      for (std::uint32_t i = 0; i < batch; ++i) backend_->launch_bfs_level(level + i, launch);
+      level += batch;
+      state = backend_->read_state();
+      ++host_checks;
+      if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL) break;
+      if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0) break;
+      if (options_.levels_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
+    }
   }
   const double kernel_ms = backend_->timer_stop_ms();
   const std::uint64_t gpu_edges =

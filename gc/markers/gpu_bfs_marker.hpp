@@ -14,7 +14,10 @@
 //   vector=on|off              16-byte edge loads [+V]
 //   wide=<threshold>|off       objects with more references go to the whole group [+D]
 //   fallback=<threshold>:<min-levels>|off   CPU finishes a narrow tail [+F]
-//   sms=all|<n>                all compute units share each level's queue, or only n
+//   sms=all|<n>|split          all compute units share each level's queue, or only n;
+//                              split: every work group marks from its own slice of
+//                              the roots with its own queue, no balancing (§5.5's
+//                              static root split; one kernel, no CPU fallback)
 //   levels-per-check=auto|<n>  levels enqueued between host checks
 // Defaults: histogram, vector on, wide 16, fallback 20:5, all SMs.
 //
@@ -43,6 +46,7 @@ struct GpuBfsMarkerOptions {
   std::uint32_t fallback_threshold = 20;  // 0 = off
   std::uint32_t fallback_min_levels = 5;
   std::uint32_t sms = 0;  // 0 = all
+  bool split = false;
   std::uint32_t levels_per_check = 0;  // 0 = auto (doubling)
   DeviceSelector device;
 

@@ -42,7 +42,54 @@ struct gcvm_bfs_shared {
   gcvm_u32 rounds;
   gcvm_u32 wide_count;
   gcvm_u32 traversed;
+  gcvm_u32 lane_tail;   /* lane mode: entries in this group's log */
+  gcvm_u32 lane_chunks; /* lane mode: chunks this group owns */
 };
+
+/* Where a group's output goes: the next level's shared queue (`count` is its global
+ * append counter), or in lane mode this group's own append log, stored in chunks of
+ * GCVM_LANE_CHUNK entries of `queue` listed in `chunks` and taken from the pool
+ * through state[GCVM_STATE_POOL_NEXT]. */
+struct gcvm_out {
+  GCVM_GLOBAL gcvm_u32* queue;
+  GCVM_GLOBAL gcvm_u32* count;
+  GCVM_GLOBAL gcvm_u32* chunks; /* 0 for a shared queue */
+  GCVM_GLOBAL gcvm_u32* state;
+  gcvm_u32 pool_chunks;
+  gcvm_u32 table_chunks;
+};
+
+/* Thread 0 only: reserves `n` consecutive output slots and returns the first. */
+GCVM_DEVICE gcvm_u32 gcvm_out_reserve(GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u32 n) {
+  if (out.chunks == 0) return GCVM_ATOMIC_ADD(out.count, n);
+  const gcvm_u32 base = sh->lane_tail;
+  sh->lane_tail = base + n;
+  const gcvm_u32 need = (gcvm_u32)(((gcvm_u64)base + n + GCVM_LANE_CHUNK - 1u) / GCVM_LANE_CHUNK);
+  while (sh->lane_chunks < need && sh->lane_chunks < out.table_chunks) {
+    gcvm_u32 chunk = GCVM_ATOMIC_ADD(out.state + GCVM_STATE_POOL_NEXT, 1u);
+    if (chunk >= out.pool_chunks) {
+      out.state[GCVM_STATE_OVERFLOW] = 1u;
+      chunk = GCVM_NO_LEVEL;
+    }
+    out.chunks[sh->lane_chunks++] = chunk;
+  }
+  if (sh->lane_chunks < need) out.state[GCVM_STATE_OVERFLOW] = 1u;
+  return base;
+}
+
+/* Where output slot `index` lives, or 0 if the pool ran out (reported by OVERFLOW). */
+GCVM_DEVICE GCVM_GLOBAL gcvm_u32* gcvm_out_slot(struct gcvm_out out, gcvm_u32 index) {
+  if (out.chunks == 0) return out.queue + index;
+  const gcvm_u32 c = index / GCVM_LANE_CHUNK;
+  const gcvm_u32 chunk = c < out.table_chunks ? out.chunks[c] : GCVM_NO_LEVEL;
+  if (chunk == GCVM_NO_LEVEL) return 0;
+  return out.queue + ((gcvm_u64)chunk * GCVM_LANE_CHUNK + index % GCVM_LANE_CHUNK);
+}
+
+GCVM_DEVICE void gcvm_out_store(struct gcvm_out out, gcvm_u32 index, gcvm_u32 value) {
+  GCVM_GLOBAL gcvm_u32* slot = gcvm_out_slot(out, index);
+  if (slot != 0) *slot = value;
+}
 
 /* 1 if this call flipped target's mark bit from 0 to 1. */
 GCVM_DEVICE int gcvm_claim(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) {
@@ -76,20 +123,19 @@ GCVM_DEVICE void gcvm_visit_vector(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBA
  * GCVM_STAGE_SLACK slots are free, or whenever `force` is set. Every thread passes
  * the same four barriers whatever it decides (no early return: PoCL 5's work-group
  * compiler cannot split a function whose barriers are skipped on some paths). */
-GCVM_DEVICE void gcvm_stage_flush(GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
-                                  GCVM_GLOBAL gcvm_u32* out_count, int force) {
+GCVM_DEVICE void gcvm_stage_flush(GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, int force) {
   GCVM_BARRIER();
   const gcvm_u32 n = sh->stage_count;
   GCVM_BARRIER();
   const int flush = n != 0u && (force || n + GCVM_STAGE_SLACK > GCVM_STAGE_CAPACITY);
   if (flush && GCVM_LOCAL_ID() == 0u) {
-    sh->out_base = GCVM_ATOMIC_ADD(out_count, n);
+    sh->out_base = gcvm_out_reserve(sh, out, n);
     sh->stage_count = 0u;
   }
   GCVM_BARRIER();
   const gcvm_u32 base = sh->out_base;
   const gcvm_u32 copy = flush ? n : 0u;
-  for (gcvm_u32 i = GCVM_LOCAL_ID(); i < copy; i += GCVM_GROUP_SIZE) out_queue[base + i] = sh->stage[i];
+  for (gcvm_u32 i = GCVM_LOCAL_ID(); i < copy; i += GCVM_GROUP_SIZE) gcvm_out_store(out, base + i, sh->stage[i]);
   GCVM_BARRIER();
 }
 
@@ -136,8 +182,7 @@ GCVM_DEVICE gcvm_u32 gcvm_exclusive_scan(GCVM_LOCAL struct gcvm_bfs_shared* sh, 
 /* Alg. 2: round r visits every thread's r-th reference (or r-th aligned vector);
  * the staging buffer's atomic counter is the histogram bucket. */
 GCVM_DEVICE void gcvm_histogram_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
-                                       GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
-                                       GCVM_GLOBAL gcvm_u32* out_count, gcvm_u64 first, gcvm_u32 degree,
+                                       GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u64 first, gcvm_u32 degree,
                                        gcvm_u32 flags, gcvm_u32* traversed) {
   const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
   const gcvm_u64 end = first + degree;
@@ -150,7 +195,7 @@ GCVM_DEVICE void gcvm_histogram_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_G
       else
         gcvm_visit(marks, sh, edges[first + r], traversed);
     }
-    gcvm_stage_flush(sh, out_queue, out_count, 0);
+    gcvm_stage_flush(sh, out, 0);
   }
 }
 
@@ -158,8 +203,7 @@ GCVM_DEVICE void gcvm_histogram_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_G
  * thread, a scan of the per-thread winner counts gives each thread a consecutive
  * slice of one global reservation. */
 GCVM_DEVICE void gcvm_prefix_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
-                                    GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
-                                    GCVM_GLOBAL gcvm_u32* out_count, gcvm_u64 first, gcvm_u32 degree, gcvm_u32 flags,
+                                    GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u64 first, gcvm_u32 degree, gcvm_u32 flags,
                                     gcvm_u32* traversed) {
   const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
   const gcvm_u64 end = first + degree;
@@ -195,10 +239,10 @@ GCVM_DEVICE void gcvm_prefix_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOB
       }
     }
     const gcvm_u32 offset = gcvm_exclusive_scan(sh, count);
-    if (GCVM_LOCAL_ID() == 0u && sh->rounds != 0u) sh->out_base = GCVM_ATOMIC_ADD(out_count, sh->rounds);
+    if (GCVM_LOCAL_ID() == 0u && sh->rounds != 0u) sh->out_base = gcvm_out_reserve(sh, out, sh->rounds);
     GCVM_BARRIER();
     const gcvm_u32 base = sh->out_base;
-    for (gcvm_u32 j = 0u; j < count; ++j) out_queue[base + offset + j] = won[j];
+    for (gcvm_u32 j = 0u; j < count; ++j) gcvm_out_store(out, base + offset + j, won[j]);
     GCVM_BARRIER();
   }
 }
@@ -213,8 +257,7 @@ GCVM_DEVICE void gcvm_prefix_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOB
 #define GCVM_HUGE_OBJECT (1u << 22)
 GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                    const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
-                                   GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_GLOBAL gcvm_u32* out_queue,
-                                   GCVM_GLOBAL gcvm_u32* out_count, gcvm_u64 first, gcvm_u32 wide_degree,
+                                   GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u64 first, gcvm_u32 wide_degree,
                                    gcvm_u32 flags, gcvm_u32* traversed) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   sh->wide_first[lid] = first;
@@ -234,7 +277,7 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
       }
       gcvm_visit(marks, sh, edges[sh->wide_first[lo] + (e - sh->scan[lo])], traversed);
     }
-    gcvm_stage_flush(sh, out_queue, out_count, 0);
+    gcvm_stage_flush(sh, out, 0);
   }
 
   const gcvm_u32 huge = sh->wide_count;
@@ -248,12 +291,12 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
       const gcvm_u64 words = (end - 1u) / 4u - w0 + 1u;
       for (gcvm_u64 c = 0u; c < words; c += GCVM_GROUP_SIZE) {
         if (c + lid < words) gcvm_visit_vector(edges, marks, sh, w0 + c + lid, from, end, traversed);
-        gcvm_stage_flush(sh, out_queue, out_count, 0);
+        gcvm_stage_flush(sh, out, 0);
       }
     } else {
       for (gcvm_u64 c = from; c < end; c += GCVM_GROUP_SIZE) {
         if (c + lid < end) gcvm_visit(marks, sh, edges[c + lid], traversed);
-        gcvm_stage_flush(sh, out_queue, out_count, 0);
+        gcvm_stage_flush(sh, out, 0);
       }
     }
   }
@@ -272,27 +315,65 @@ GCVM_DEVICE void gcvm_bfs_init_shared(GCVM_LOCAL struct gcvm_bfs_shared* sh) {
   if (GCVM_LOCAL_ID() == 0u) {
     sh->stage_count = 0u;
     sh->traversed = 0u;
+    sh->lane_tail = 0u;
+    sh->lane_chunks = 0u;
   }
   GCVM_BARRIER();
 }
 
-/* Level 0: claims the roots (duplicates and nulls allowed) into queue 1. */
-GCVM_DEVICE void gcvm_bfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count, GCVM_GLOBAL gcvm_u32* marks,
-                               GCVM_GLOBAL gcvm_u32* out_queue, GCVM_GLOBAL gcvm_u32* state,
-                               GCVM_LOCAL struct gcvm_bfs_shared* sh) {
-  gcvm_bfs_init_shared(sh);
-  GCVM_GLOBAL gcvm_u32* out_count = state + GCVM_STATE_COUNT + 1u;
-  const gcvm_u32 stride = GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE;
-  for (gcvm_u32 c = GCVM_GROUP_ID() * GCVM_GROUP_SIZE; c < root_count; c += stride) {
-    const gcvm_u32 i = c + GCVM_LOCAL_ID();
-    if (i < root_count) {
+/* Collective: claims roots[from, to) (duplicates and nulls allowed) into `out`. */
+GCVM_DEVICE void gcvm_claim_roots(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u64 from, gcvm_u64 to, gcvm_u64 stride,
+                                  GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct gcvm_bfs_shared* sh,
+                                  struct gcvm_out out) {
+  for (gcvm_u64 c = from; c < to; c += stride) {
+    const gcvm_u64 i = c + GCVM_LOCAL_ID();
+    if (i < to) {
       const gcvm_u32 root = roots[i];
       if (root != GCVM_NULL_REF && gcvm_claim(marks, root))
         sh->stage[GCVM_ATOMIC_ADD(&sh->stage_count, 1u)] = root;
     }
-    gcvm_stage_flush(sh, out_queue, out_count, 0);
+    gcvm_stage_flush(sh, out, 0);
   }
-  gcvm_stage_flush(sh, out_queue, out_count, 1);
+  gcvm_stage_flush(sh, out, 1);
+}
+
+/* Level 0: claims the roots into queue 1 (count[1]). */
+GCVM_DEVICE void gcvm_bfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count, GCVM_GLOBAL gcvm_u32* marks,
+                               GCVM_GLOBAL gcvm_u32* out_queue, GCVM_GLOBAL gcvm_u32* state,
+                               GCVM_LOCAL struct gcvm_bfs_shared* sh) {
+  gcvm_bfs_init_shared(sh);
+  const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + 1u, 0, state, 0u, 0u};
+  gcvm_claim_roots(roots, (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE, root_count,
+                   (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE, marks, sh, out);
+}
+
+/* Collective: scans the objects of one batch, one per thread (GCVM_NULL_REF for
+ * none), appending what they newly reach to `out`. */
+GCVM_DEVICE void gcvm_scan_batch(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                 GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u32 v,
+                                 gcvm_u32 flags, gcvm_u32 wide_threshold, gcvm_u32* traversed) {
+  if (GCVM_LOCAL_ID() == 0u) sh->wide_count = 0u;
+  GCVM_BARRIER();
+  gcvm_u64 first = 0u;
+  gcvm_u32 refs = 0u;
+  gcvm_u32 wide = 0u;
+  if (v != GCVM_NULL_REF) {
+    first = begin[v];
+    refs = degree[v];
+    if ((flags & GCVM_BFS_WIDE) != 0u && refs > wide_threshold) {
+      if (refs > GCVM_HUGE_OBJECT)
+        sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
+      else
+        wide = refs;
+      refs = 0u;
+    }
+  }
+  if ((flags & GCVM_BFS_PREFIX) != 0u)
+    gcvm_prefix_rounds(edges, marks, sh, out, first, refs, flags, traversed);
+  else
+    gcvm_histogram_rounds(edges, marks, sh, out, first, refs, flags, traversed);
+  gcvm_wide_objects(begin, degree, edges, marks, sh, out, first, wide, flags, traversed);
 }
 
 /* Level `level` >= 1: scans the objects of queue `in_queue` (count[level]) and
@@ -322,41 +403,59 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   const gcvm_u32 limit = active ? count : 0u;
 
   gcvm_bfs_init_shared(sh);
-  GCVM_GLOBAL gcvm_u32* out_count = state + GCVM_STATE_COUNT + next;
+  const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + next, 0, state, 0u, 0u};
   gcvm_u32 traversed = 0u;
   if (GCVM_LOCAL_ID() == 0u) sh->batch = limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
   GCVM_BARRIER();
   gcvm_u32 batch = sh->batch;
   while (batch < limit) {
-    if (GCVM_LOCAL_ID() == 0u) sh->wide_count = 0u;
-    GCVM_BARRIER();
     const gcvm_u32 i = batch + GCVM_LOCAL_ID();
-    gcvm_u64 first = 0u;
-    gcvm_u32 refs = 0u;
-    gcvm_u32 wide = 0u;
-    if (i < limit) {
-      const gcvm_u32 v = in_queue[i];
-      first = begin[v];
-      refs = degree[v];
-      if ((flags & GCVM_BFS_WIDE) != 0u && refs > wide_threshold) {
-        if (refs > GCVM_HUGE_OBJECT)
-          sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
-        else
-          wide = refs;
-        refs = 0u;
-      }
-    }
-    if ((flags & GCVM_BFS_PREFIX) != 0u)
-      gcvm_prefix_rounds(edges, marks, sh, out_queue, out_count, first, refs, flags, &traversed);
-    else
-      gcvm_histogram_rounds(edges, marks, sh, out_queue, out_count, first, refs, flags, &traversed);
-    gcvm_wide_objects(begin, degree, edges, marks, sh, out_queue, out_count, first, wide, flags, &traversed);
+    gcvm_scan_batch(begin, degree, edges, marks, sh, out, i < limit ? in_queue[i] : GCVM_NULL_REF, flags,
+                    wide_threshold, &traversed);
     if (GCVM_LOCAL_ID() == 0u) sh->batch = GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
     GCVM_BARRIER();
     batch = sh->batch;
   }
-  gcvm_stage_flush(sh, out_queue, out_count, 1);
+  gcvm_stage_flush(sh, out, 1);
   gcvm_add_traversed(sh, state, traversed);
+}
+
+/* Lane mode, Maas §5.5's static root split: group g of G marks from roots
+ * [R*g/G, R*(g+1)/G) with its own level loop (group barriers only: one kernel for the
+ * whole mark) and its own append-log queue; groups share nothing but the mark
+ * bitmap, so there is no load balancing, as in the paper. In contrast to the paper,
+ * objects are claimed atomically, so two lanes never scan the same object. */
+GCVM_DEVICE void gcvm_bfs_lane(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                               const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                               const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count, GCVM_GLOBAL gcvm_u32* pool,
+                               GCVM_GLOBAL gcvm_u32* tables, gcvm_u32 pool_chunks, gcvm_u32 table_chunks,
+                               GCVM_GLOBAL gcvm_u32* state, gcvm_u32 flags, gcvm_u32 wide_threshold,
+                               GCVM_LOCAL struct gcvm_bfs_shared* sh) {
+  const gcvm_u64 lane = GCVM_GROUP_ID();
+  const gcvm_u64 lanes = GCVM_GROUP_COUNT();
+  const struct gcvm_out out = {pool, 0, tables + lane * table_chunks, state, pool_chunks, table_chunks};
+  gcvm_bfs_init_shared(sh);
+  gcvm_claim_roots(roots, root_count * lane / lanes, root_count * (lane + 1u) / lanes, GCVM_GROUP_SIZE, marks, sh,
+                   out);
+  gcvm_u32 traversed = 0u;
+  gcvm_u32 levels = 0u;
+  gcvm_u32 head = 0u;
+  gcvm_u32 level_end = sh->lane_tail;
+  while (head < level_end) {
+    for (gcvm_u32 batch = head; batch < level_end; batch += GCVM_GROUP_SIZE) {
+      const gcvm_u32 i = batch + GCVM_LOCAL_ID();
+      GCVM_GLOBAL gcvm_u32* slot = i < level_end ? gcvm_out_slot(out, i) : 0;
+      gcvm_scan_batch(begin, degree, edges, marks, sh, out, slot != 0 ? *slot : GCVM_NULL_REF, flags, wide_threshold,
+                      &traversed);
+    }
+    gcvm_stage_flush(sh, out, 1);
+    head = level_end;
+    level_end = sh->lane_tail;
+    ++levels;
+    GCVM_BARRIER();
+  }
+  gcvm_add_traversed(sh, state, traversed);
+  if (GCVM_LOCAL_ID() == 0u) GCVM_ATOMIC_MAX(state + GCVM_STATE_LEVELS_RUN, levels);
 }
 
 /* Mirror sync: copies packed dirty ranges into place. `ranges` holds triples

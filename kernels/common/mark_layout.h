@@ -44,8 +44,16 @@
 #define GCVM_STATE_FALLBACK_LEVEL (GCVM_STATE_CURSOR + GCVM_LEVEL_RING)
 #define GCVM_STATE_LEVELS_RUN (GCVM_STATE_FALLBACK_LEVEL + 1)
 #define GCVM_STATE_EDGES_LO (GCVM_STATE_LEVELS_RUN + 1) /* u64 edges traversed, 2 words */
-#define GCVM_STATE_WORDS (GCVM_STATE_EDGES_LO + 2)
+#define GCVM_STATE_POOL_NEXT (GCVM_STATE_EDGES_LO + 2)  /* lanes: next free chunk of the pool */
+#define GCVM_STATE_OVERFLOW (GCVM_STATE_POOL_NEXT + 1)  /* lanes: the pool ran out (never expected) */
+#define GCVM_STATE_WORDS (GCVM_STATE_OVERFLOW + 1)
 #define GCVM_NO_LEVEL 0xFFFFFFFFu
+
+/* Lane mode (sms=split): every group runs its own BFS from a slice of the roots and
+ * keeps its queue as an append log in chunks of this many entries, taken from one
+ * pool of ceil(V / CHUNK) + lanes + 1 chunks (each object enters one log once, and
+ * each lane leaves at most one chunk partly empty). */
+#define GCVM_LANE_CHUNK 4096u
 
 /* Option bits of the BFS kernels (gpu-bfs --gc-opt). */
 #define GCVM_BFS_PREFIX 1u  /* offsets by prefix sum instead of histogram */

@@ -18,6 +18,12 @@ cudaError_t launch_bfs_level(const std::uint64_t* begin, const std::uint32_t* de
                              std::uint32_t wide_threshold, std::uint32_t fallback_threshold,
                              std::uint32_t fallback_min_level, std::uint32_t groups, cudaStream_t stream);
 
+cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,
+                             std::uint32_t* marks, const std::uint32_t* roots, std::uint32_t root_count,
+                             std::uint32_t* pool, std::uint32_t* tables, std::uint32_t pool_chunks,
+                             std::uint32_t table_chunks, std::uint32_t* state, std::uint32_t flags,
+                             std::uint32_t wide_threshold, std::uint32_t lanes, cudaStream_t stream);
+
 cudaError_t launch_scatter(std::uint32_t* destination, const std::uint32_t* packed, const std::uint64_t* ranges,
                            std::uint32_t range_count, cudaStream_t stream);
 

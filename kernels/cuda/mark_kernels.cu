@@ -26,6 +26,15 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
 }
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    bfs_lane_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
+                    const gcvm_u32* roots, gcvm_u32 root_count, gcvm_u32* pool, gcvm_u32* tables, gcvm_u32 pool_chunks,
+                    gcvm_u32 table_chunks, gcvm_u32* state, gcvm_u32 flags, gcvm_u32 wide_threshold) {
+  __shared__ gcvm_bfs_shared shared;
+  gcvm_bfs_lane(begin, degree, edges, marks, roots, root_count, pool, tables, pool_chunks, table_chunks, state, flags,
+                wide_threshold, &shared);
+}
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
     scatter_kernel(gcvm_u32* destination, const gcvm_u32* packed, const gcvm_u64* ranges, gcvm_u32 range_count) {
   gcvm_scatter_ranges(destination, packed, ranges, range_count);
 }
@@ -47,6 +56,17 @@ cudaError_t launch_bfs_level(const std::uint64_t* begin, const std::uint32_t* de
   bfs_level_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(
       reinterpret_cast<const gcvm_u64*>(begin), degree, edges, marks, in_queue, out_queue, state, level, flags,
       wide_threshold, fallback_threshold, fallback_min_level);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,
+                             std::uint32_t* marks, const std::uint32_t* roots, std::uint32_t root_count,
+                             std::uint32_t* pool, std::uint32_t* tables, std::uint32_t pool_chunks,
+                             std::uint32_t table_chunks, std::uint32_t* state, std::uint32_t flags,
+                             std::uint32_t wide_threshold, std::uint32_t lanes, cudaStream_t stream) {
+  bfs_lane_kernel<<<lanes, GCVM_GROUP_SIZE, 0, stream>>>(reinterpret_cast<const gcvm_u64*>(begin), degree, edges,
+                                                          marks, roots, root_count, pool, tables, pool_chunks,
+                                                          table_chunks, state, flags, wide_threshold);
   return cudaGetLastError();
 }
 

@@ -20,6 +20,15 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
                  fallback_threshold, fallback_min_level, &shared);
 }
 
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_lane_kernel(
+    __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
+    __global const uint* roots, uint root_count, __global uint* pool, __global uint* tables, uint pool_chunks,
+    uint table_chunks, __global uint* state, uint flags, uint wide_threshold) {
+  __local struct gcvm_bfs_shared shared;
+  gcvm_bfs_lane(begin, degree, edges, marks, roots, root_count, pool, tables, pool_chunks, table_chunks, state, flags,
+                wide_threshold, &shared);
+}
+
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_scatter_kernel(
     __global uint* destination, __global const uint* packed, __global const ulong* ranges, uint range_count) {
   gcvm_scatter_ranges(destination, packed, ranges, range_count);

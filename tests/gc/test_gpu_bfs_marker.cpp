@@ -32,6 +32,8 @@ std::vector<GcOptions> option_matrix() {
         for (const char* fallback : {"fallback=off", "fallback=20:5"})
           matrix.push_back(options_of({offsets, vector, wide, fallback}));
   matrix.push_back(options_of({"sms=1"}));
+  matrix.push_back(options_of({"sms=split"}));
+  matrix.push_back(options_of({"sms=split", "offsets=prefix", "vector=off", "wide=1"}));
   matrix.push_back(options_of({"levels-per-check=1", "wide=3"}));
   matrix.push_back(options_of({"levels-per-check=7", "offsets=prefix", "fallback=1000:0"}));
   return matrix;
@@ -80,14 +82,15 @@ TEST_CASE("gpu-bfs marks every paper heap exactly like the serial marker, with e
 TEST_CASE("gpu-bfs on random graphs of many shapes") {
   const std::vector<GcOptions> matrix = {options_of({}), options_of({"offsets=prefix", "vector=off"}),
                                          options_of({"wide=off", "fallback=off"}),
-                                         options_of({"offsets=prefix", "wide=2", "fallback=off"})};
+                                         options_of({"offsets=prefix", "wide=2", "fallback=off"}),
+                                         options_of({"sms=split"})};
   for (const char* spec : {"rmat:13", "rmat:11:40", "random:20000:0", "random:20000:1", "random:3000:40", "lists:7x3"})
     check_spec(spec, matrix);
 }
 
 TEST_CASE("gpu-bfs on edge cases: empty roots, null-only objects, self-loops, huge objects, long chains") {
   const std::vector<GcOptions> matrix = {options_of({}), options_of({"wide=off", "offsets=prefix"}),
-                                         options_of({"fallback=off", "vector=off"})};
+                                         options_of({"fallback=off", "vector=off"}), options_of({"sms=split"})};
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
     Heap heap;
