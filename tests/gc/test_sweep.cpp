@@ -1,11 +1,11 @@
 #include <doctest/doctest.h>
 
-#include <random>
 
 #include "gc/collector.hpp"
 #include "gc/mark_checker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "heap_fixtures.hpp"
+#include "heap_mutator.hpp"
 
 using namespace gcvm;
 
@@ -55,33 +55,15 @@ TEST_CASE("sweep releases blocks, edge ranges and array storage for reuse") {
 TEST_CASE("collections interleaved with random mutation keep marks exact and the heap consistent") {
   for (auto mode : {RefGraphMode::Barrier, RefGraphMode::Rebuild}) {
     Heap heap(HeapConfig{.graph_mode = mode});
-    std::mt19937_64 rng(mode == RefGraphMode::Barrier ? 11 : 12);
-    const std::vector<ShapeId> shapes = {heap.shapes().intern(1, 1), heap.shapes().intern(4, 0), heap.shapes().intern(0, 3)};
-    std::vector<ObjectId> roots(32, kNullRef);
-    std::vector<ObjectId> live;
+    test::RandomMutator mutator(heap, mode == RefGraphMode::Barrier ? 11 : 12, 32);
     Collector collector(heap, std::make_unique<SerialMarker>(), /*verify=*/true);
     for (int cycle = 0; cycle < 15; ++cycle) {
-      for (int i = 0; i < 5000; ++i) {
-        const auto op = rng() % 10;
-        if (op < 4 || live.empty()) {
-          const ObjectId o = rng() % 10 == 0 ? heap.allocate_ref_array(rng() % 50) : heap.allocate(shapes[rng() % shapes.size()]);
-          live.push_back(o);
-          if (rng() % 8 == 0) roots[rng() % roots.size()] = o;
-        } else {
-          const ObjectId src = live[rng() % live.size()];
-          const ObjectId dst = rng() % 6 == 0 ? kNullRef : live[rng() % live.size()];
-          if (heap.shape_of(src) == ShapeTable::kRefArray) {
-            if (heap.array_length(src) > 0) heap.store_element(src, rng() % heap.array_length(src), dst);
-          } else if (auto refs = heap.shapes().layout(heap.shape_of(src)).shape.ref_fields; refs > 0) {
-            heap.store_ref(src, static_cast<std::uint32_t>(rng() % refs), dst);
-          }
-        }
-      }
-      const auto stats = collector.collect(roots, "cycle");  // verify=true checks graph and marks
+      mutator.run(5000);
+      const auto stats = collector.collect(mutator.roots, "cycle");  // verify=true checks graph and marks
       CHECK(heap.blocks().check() == "");
       CHECK(heap.blocks().live_objects() == stats.mark.marked_objects);
-      std::erase_if(live, [&](ObjectId o) { return !heap.is_live(o); });
-      CHECK(live.size() == stats.mark.marked_objects);
+      mutator.forget_dead();
+      CHECK(mutator.live.size() == stats.mark.marked_objects);
     }
   }
 }
