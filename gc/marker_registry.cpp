@@ -5,12 +5,30 @@
 
 namespace gcvm {
 
-std::vector<std::string_view> collector_names() { return {"serial", "parallel"}; }
+bool collector_is_boehm(const CollectorChoice& choice) {
+#if GCVM_HAVE_BOEHM
+  return choice.name == "boehm";
+#else
+  (void)choice;
+  return false;
+#endif
+}
+
+std::vector<std::string_view> collector_names() {
+#if GCVM_HAVE_BOEHM
+  return {"serial", "parallel", "boehm"};
+#else
+  return {"serial", "parallel"};
+#endif
+}
 
 std::unique_ptr<Marker> make_marker(const CollectorChoice& choice) {
   if (choice.name == "serial") return std::make_unique<SerialMarker>(SerialMarkerOptions::parse(choice.options));
   if (choice.name == "parallel")
     return std::make_unique<ParallelMarker>(ParallelMarkerOptions::parse(choice.options, choice.threads));
+  if (collector_is_boehm(choice))
+    throw ConfigError("--gc=boehm collects its own libgc heap, not a gcvm heap: it is available to `gcvm mark` "
+                      "(and to guest runs once the VM binding exists), not here");
   std::string names;
   for (std::string_view n : collector_names()) names += (names.empty() ? "" : ", ") + std::string(n);
   throw ConfigError("--gc=" + choice.name + " is not a collector of this build; available: " + names);

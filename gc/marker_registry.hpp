@@ -26,6 +26,10 @@ struct CollectorChoice {
 /// The collectors this build offers, in the order help texts list them.
 std::vector<std::string_view> collector_names();
 
+/// True for `--gc=boehm` in a build with libgc: that collector has no Marker (its
+/// objects live in libgc's heap, gc/boehm/); front ends dispatch on it first.
+bool collector_is_boehm(const CollectorChoice& choice);
+
 /// Builds the marker; throws ConfigError for unknown names or rejected options.
 std::unique_ptr<Marker> make_marker(const CollectorChoice& choice);
 

@@ -4,6 +4,10 @@
 #include <cstdio>
 #include <memory>
 
+#if GCVM_HAVE_BOEHM
+#include "gc/boehm/boehm_collector.hpp"
+#include "gc/boehm/boehm_sink.hpp"
+#endif
 #include "gc/collector.hpp"
 #include "gc/heap_materializer.hpp"
 #include "gc/marker_registry.hpp"
@@ -29,16 +33,74 @@ struct MarkArgs {
   bool verify = false;
 };
 
+/// Prints the build line (text) and every collection, or one JSON object.
+template <typename Collect>
+void report(const MarkArgs& args, const GraphSpec& spec, std::uint64_t objects, std::string_view heap_line,
+            double build_ms, std::uint64_t roots, std::uint64_t graph_bytes, Collect&& collect) {
+  nlohmann::json runs = nlohmann::json::array();
+  const bool json = args.stats == "json";
+  if (!json)
+    fmt::print("gcvm mark: graph {} (seed {}), {} objects {}; built in {:.1f} ms\n", spec.text, args.seed, objects,
+               heap_line, build_ms);
+  for (unsigned i = 0; i < args.collections; ++i) {
+    const CollectionStats stats = collect(i == 0 ? "explicit" : "repeat");
+    if (json)
+      runs.push_back(collection_json(stats));
+    else
+      fmt::print("{}", collection_summary(stats));
+  }
+  if (json) {
+    nlohmann::json out = runs.front();
+    out["command"] = "mark";
+    out["graph"] = spec.text;
+    out["seed"] = args.seed;
+    out["build_ms"] = build_ms;
+    out["roots"] = roots;
+    out["graph_bytes"] = graph_bytes;
+    out["collections"] = runs;
+    fmt::print("{}\n", out.dump());
+  }
+}
+
+std::uint64_t heap_limit(const MarkArgs& args) {
+  if (args.heap.empty()) return 0;
+  const auto bytes = parse_byte_size(args.heap);
+  if (!bytes || *bytes == 0) throw UsageError("--heap=" + args.heap + " is not a size (examples: 64M, 2G)");
+  return *bytes;
+}
+
+#if GCVM_HAVE_BOEHM
+/// `--gc=boehm`: the same graph built in libgc's heap, collected by GC_gcollect.
+int run_boehm_mark(const MarkArgs& args, const GraphSpec& spec, const CollectorChoice& choice) {
+  if (!choice.options.empty()) reject_gc_option("boehm", choice.options.front(), "");
+  if (args.verify)
+    throw UsageError("--verify checks a gcvm heap; --gc=boehm marks libgc's heap (compare its counts with --gc=serial)");
+  BoehmHeap heap(choice.threads);
+  BoehmHeap::set_max_heap_bytes(heap_limit(args));
+  BoehmHeap::set_automatic(false);  // build without collections; the timed ones are explicit
+  BoehmSink builder(heap);
+  const Stopwatch build_clock;
+  try {
+    heap.build_on_scratch_thread([&] { build_synthetic_heap(spec, builder, args.seed); });
+  } catch (const HeapExhausted& e) {
+    throw UsageError(fmt::format("graph spec '{}' does not fit the heap: {}", spec.text, e.what()));
+  }
+  const double build_ms = build_clock.elapsed_ms();
+  const std::uint64_t objects = builder.object_count();
+  builder.forget_handles();
+  BoehmHeap::set_automatic(true);
+  BoehmCollector collector(heap);
+  report(args, spec, objects, fmt::format("in libgc's heap ({} markers)", BoehmHeap::markers()), build_ms,
+         heap.root_count(), 0, [&](const char* reason) { return collector.collect(reason); });
+  return kExitOk;
+}
+#endif
+
 int run_mark(const MarkArgs& args) {
   const GraphSpec spec = parse_graph_spec(args.graph);
-  auto marker = make_marker(args.collector.choice());
-
+  const CollectorChoice choice = args.collector.choice();
   HeapConfig config;
-  if (!args.heap.empty()) {
-    const auto bytes = parse_byte_size(args.heap);
-    if (!bytes || *bytes == 0) throw UsageError("--heap=" + args.heap + " is not a size (examples: 64M, 2G)");
-    config.limit_bytes = *bytes;
-  }
+  config.limit_bytes = heap_limit(args);
   const auto size = spec.estimate();
   const std::uint64_t max_objects = std::uint64_t{kMaxBlocks} * kSlotsPerBlock;
   if (size.objects > max_objects)
@@ -47,6 +109,10 @@ int run_mark(const MarkArgs& args) {
   if (size.references > config.max_edges)
     throw UsageError(fmt::format("graph spec '{}' needs {} references; the reference graph holds at most {}",
                                  spec.text, size.references, config.max_edges));
+#if GCVM_HAVE_BOEHM
+  if (collector_is_boehm(choice)) return run_boehm_mark(args, spec, choice);
+#endif
+  auto marker = make_marker(choice);
 
   Heap heap(config);
   HeapMaterializer builder(heap);
@@ -59,30 +125,10 @@ int run_mark(const MarkArgs& args) {
   const double build_ms = build_clock.elapsed_ms();
 
   Collector collector(heap, std::move(marker), args.verify);
-  nlohmann::json runs = nlohmann::json::array();
-  const bool json = args.stats == "json";
-  if (!json)
-    fmt::print("gcvm mark: graph {} (seed {}), {} objects in {} blocks, {} references; built in {:.1f} ms\n",
-               spec.text, args.seed, builder.object_count(), heap.blocks().blocks_in_use(),
-               heap.graph().edges_reserved(), build_ms);
-  for (unsigned i = 0; i < args.collections; ++i) {
-    const CollectionStats stats = collector.collect(builder.roots(), i == 0 ? "explicit" : "repeat");
-    if (json)
-      runs.push_back(collection_json(stats));
-    else
-      fmt::print("{}", collection_summary(stats));
-  }
-  if (json) {
-    nlohmann::json out = runs.front();
-    out["command"] = "mark";
-    out["graph"] = spec.text;
-    out["seed"] = args.seed;
-    out["build_ms"] = build_ms;
-    out["roots"] = builder.roots().size();
-    out["graph_bytes"] = heap.graph().committed_bytes();
-    out["collections"] = runs;
-    fmt::print("{}\n", out.dump());
-  }
+  report(args, spec, builder.object_count(),
+         fmt::format("in {} blocks, {} references", heap.blocks().blocks_in_use(), heap.graph().edges_reserved()),
+         build_ms, builder.roots().size(), heap.graph().committed_bytes(),
+         [&](const char* reason) { return collector.collect(builder.roots(), reason); });
   return kExitOk;
 }
 
