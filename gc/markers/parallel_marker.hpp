@@ -10,7 +10,8 @@
 //
 // Marking: an object is pushed only by the thread whose MarkBitmap::test_and_set_atomic
 // turned its bit from 0 to 1, so every reachable object is scanned exactly once and
-// per-thread counts add up to the serial marker's. Each thread owns one Chase-Lev deque
+// per-thread counts add up to the serial marker's (a pool of one thread uses the plain
+// test_and_set: nothing can race with it). Each thread owns one Chase-Lev deque
 // (work_stealing_deque.hpp); it pops its own newest work and, when that runs out,
 // steals the oldest work of others. Of the children an item marks, the last one is
 // scanned next without a deque round trip (linked lists never touch the deque).
@@ -72,6 +73,7 @@ class ParallelMarker final : public Marker {
 
  private:
   struct Worker;
+  template <bool kConcurrent>
   void run_worker(unsigned index, const MarkRequest& request, MarkBitmap& out);
   bool steal_round(unsigned index, std::uint64_t& rng, MarkThreadStats& stats, WorkStealingDeque::Item& item);
   bool others_have_work(unsigned index) const;
