@@ -5,13 +5,16 @@
 // with the marker, never during a collection). Boehm builds the same graph in libgc's
 // heap; its mark time is libgc's own mark phase (collection events), its pause the
 // whole GC_gcollect, and its marker count is fixed per process (--boehm-markers).
+// Boehm is timed after warm-up collections that let its mark stack grow (see below).
 //
 //   bench_markers [--quick] [--graphs rmat:22,lists:2560x3000,list:2000000]
 //                 [--threads 1,2,4,8,16] [--runs 5] [--chunk 1024] [--boehm-markers N]
+//                 [--boehm-warmups 10]
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -43,6 +46,7 @@ struct Row {
   unsigned threads = 0;
   double mark_ms = 0;
   double pause_ms = 0;  // Boehm only: the whole GC_gcollect
+  int warmups = 0;      // Boehm only: collections before the timed ones
   std::uint64_t marked = 0;
   std::uint64_t edges = 0;
 };
@@ -63,7 +67,7 @@ Row time_marker(Marker& marker, const MarkRequest& request, int runs, int warmup
 }
 
 #if GCVM_HAVE_BOEHM
-Row time_boehm(const GraphSpec& spec, std::uint64_t seed, unsigned markers, int runs) {
+Row time_boehm(const GraphSpec& spec, std::uint64_t seed, unsigned markers, int runs, int warmups) {
   BoehmHeap heap(markers);
   BoehmHeap::set_automatic(false);
   BoehmSink sink(heap);
@@ -71,8 +75,14 @@ Row time_boehm(const GraphSpec& spec, std::uint64_t seed, unsigned markers, int 
   sink.forget_handles();
   BoehmHeap::set_automatic(true);
   BoehmCollector collector(heap);
-  collector.collect("garbage");  // the first collection also frees the graph's garbage
+  // libgc's mark stack starts at 4,096 entries and doubles after each collection that
+  // overflowed it (an overflowing collection rescans the heap): a heap built without
+  // collections needs several before libgc marks at its steady speed, as it would in a
+  // running program. Timing noise makes "until it stops improving" unreliable, so a
+  // fixed number of warm-ups: 10 let the stack grow to 4M entries.
+  for (int w = 0; w < warmups; ++w) collector.collect("warm-up");
   Row row{"boehm", BoehmHeap::markers()};
+  row.warmups = warmups;
   std::vector<double> mark, pause;
   for (int r = 0; r < runs; ++r) {
     const CollectionStats stats = collector.collect("bench");
@@ -90,7 +100,7 @@ Row time_boehm(const GraphSpec& spec, std::uint64_t seed, unsigned markers, int 
 #endif
 
 void bench_graph(const std::string& text, std::uint64_t seed, const std::vector<unsigned>& threads, int runs,
-                 std::uint32_t chunk, unsigned boehm_markers) {
+                 std::uint32_t chunk, unsigned boehm_markers, int boehm_warmups) {
   const GraphSpec spec = parse_graph_spec(text);
   std::vector<Row> rows;
   {
@@ -113,9 +123,10 @@ void bench_graph(const std::string& text, std::uint64_t seed, const std::vector<
     }
   }
 #if GCVM_HAVE_BOEHM
-  rows.push_back(time_boehm(spec, seed, boehm_markers, runs));
+  rows.push_back(time_boehm(spec, seed, boehm_markers, runs, boehm_warmups));
 #else
   (void)boehm_markers;
+  (void)boehm_warmups;
 #endif
   const double serial_ms = rows.front().mark_ms;
   fmt::print("{:<10} {:>7} {:>11} {:>12} {:>10} {:>11} {:>12}\n", "collector", "threads", "mark ms", "M edges/s",
@@ -125,8 +136,11 @@ void bench_graph(const std::string& text, std::uint64_t seed, const std::vector<
                r.mark_ms > 0 ? r.edges / r.mark_ms / 1e3 : 0.0, r.mark_ms > 0 ? serial_ms / r.mark_ms : 0.0,
                r.pause_ms > 0 ? fmt::format("{:.2f}", r.pause_ms) : std::string("-"), r.marked);
   for (const Row& r : rows)
+    if (r.warmups > 0) fmt::print("  {}: {} warm-up collections before the timed ones\n", r.collector, r.warmups);
+  for (const Row& r : rows)
     if (r.marked != rows.front().marked)
       fmt::print("  note: {} marked {} objects, serial {}\n", r.collector, r.marked, rows.front().marked);
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -139,6 +153,7 @@ int main(int argc, char** argv) {
   int runs = 5;
   std::uint32_t chunk = ParallelMarkerOptions{}.chunk;
   unsigned boehm_markers = 0;
+  int boehm_warmups = 10;
   std::uint64_t seed = kDefaultGraphSeed;
   app.add_flag("--quick", quick, "Small graphs (rmat:16, lists:256x3000, list:200000), 3 runs, threads 1,2,4");
   app.add_option("--graphs", graphs, "Graph specs (default rmat:22 lists:2560x3000 list:2000000)")->delimiter(',');
@@ -146,6 +161,8 @@ int main(int argc, char** argv) {
   app.add_option("--runs", runs, "Timed collections per figure (median)")->check(CLI::Range(1, 1000));
   app.add_option("--chunk", chunk, "Edges per parallel work item")->check(CLI::Range(1u, 0xFFFFFFFFu));
   app.add_option("--boehm-markers", boehm_markers, "libgc marker threads (default: the largest --threads)");
+  app.add_option("--boehm-warmups", boehm_warmups, "Untimed libgc collections before the timed ones")
+      ->check(CLI::Range(1, 100));
   app.add_option("--seed", seed, "Seed for random graphs");
   CLI11_PARSE(app, argc, argv);
   if (graphs.empty())
@@ -157,7 +174,7 @@ int main(int argc, char** argv) {
   fmt::print("bench_markers: {} hardware threads; median of {} runs; parallel chunk {} edges; boehm markers {}\n",
              std::thread::hardware_concurrency(), runs, chunk, boehm_markers);
   try {
-    for (const std::string& g : graphs) bench_graph(g, seed, threads, runs, chunk, boehm_markers);
+    for (const std::string& g : graphs) bench_graph(g, seed, threads, runs, chunk, boehm_markers, boehm_warmups);
   } catch (const InputError& e) {
     fmt::print(stderr, "bench_markers: {}\n", e.what());
     return 2;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <thread>
 
 #include "gc/stopwatch.hpp"
@@ -178,7 +179,13 @@ void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, Mark
         idle_.fetch_sub(1, std::memory_order_acq_rel);
         break;
       }
-      if (spins > 64) std::this_thread::yield();
+      // Back off: spin, then yield, then sleep, so idle threads leave the cores to the
+      // busy ones when there are more threads than free cores (a linked list keeps one
+      // thread busy and every other idle for the whole mark).
+      if (spins > 4096)
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      else if (spins > 64)
+        std::this_thread::yield();
     }
     if (done) break;
   }
