@@ -92,7 +92,9 @@ BlockAllocator::BlockSweep BlockAllocator::sweep_block(std::uint32_t block, std:
     free_.set_atomic(block);
     std::atomic_ref<std::uint32_t>(blocks_in_use_).fetch_sub(1, std::memory_order_relaxed);
     result.emptied = true;
-    if (s.cursor == block) s.cursor = kNoBlock;
+    // A parallel sweep reads cursors of shapes that other threads may be resetting.
+    std::atomic_ref<std::uint32_t> cursor(s.cursor);
+    if (cursor.load(std::memory_order_relaxed) == block) cursor.store(kNoBlock, std::memory_order_relaxed);
   } else if (before == shapes_.layout(shape).full_mask) {
     s.active.set_atomic(block);
   }

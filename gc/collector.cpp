@@ -52,7 +52,8 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.verify_ms += check.elapsed_ms();
   }
 
-  stats.sweep = sweep(heap_, marks_);
+  ThreadPool* pool = marker_->thread_pool();
+  stats.sweep = pool != nullptr ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
   stats.heap_after_bytes = heap_.used_bytes();
   stats.pause_ms = pause.elapsed_ms() - stats.verify_ms;
   return stats;

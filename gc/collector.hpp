@@ -4,7 +4,8 @@
 // Order of a collection: (rebuild mode) rebuild the CSR from the heap; (verify) check
 // the graph against the heap; mark; (verify) check the marks independently
 // (mark_checker.hpp) and against the serial marker; sweep. A failed check throws
-// VerifyError before sweep, so a wrong mark never frees a live object.
+// VerifyError before sweep, so a wrong mark never frees a live object. The sweep runs
+// on the marker's thread pool when it has one (sweep.hpp), else serially.
 #pragma once
 
 #include <cstdint>

@@ -121,29 +121,36 @@ ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {
   return id;
 }
 
-void Heap::release_array(ObjectId array) {
+void Heap::release_array(ObjectId array, SweepDebt& debt) {
   const ShapeId shape = shape_of(array);
   const std::uint64_t length = array_length(array);
-  if (shape == ShapeTable::kRefArray) graph_.release_edges(graph_.begin(array), length);
+  if (shape == ShapeTable::kRefArray) debt.edge_ranges.emplace_back(graph_.begin(array), length);
   std::free(reinterpret_cast<void*>(load_scalar(array, kArrayStorageField)));
-  array_bytes_ -= length * element_bytes(shape);
+  debt.array_bytes += length * element_bytes(shape);
 }
 
-std::uint32_t Heap::sweep_block(std::uint32_t block, std::uint64_t mark_word) {
+std::uint32_t Heap::sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt) {
   const std::uint64_t live = blocks_.alloc_word(block);
   const std::uint64_t dying = live & ~mark_word;
   if (dying == 0) return 0;
   const ShapeId shape = blocks_.shape_of_block(block);
   if (shape == ShapeTable::kRefArray || shape == ShapeTable::kScalarArray)
     for (std::uint64_t w = dying; w != 0; w &= w - 1)
-      release_array(make_object_id(block, static_cast<std::uint32_t>(std::countr_zero(w))));
+      release_array(make_object_id(block, static_cast<std::uint32_t>(std::countr_zero(w))), debt);
   const auto swept = blocks_.sweep_block(block, mark_word);
   if (swept.emptied) {
     const ShapeLayout& layout = shapes_.layout(shape);
     if (layout.shape.ref_fields > 0)
-      graph_.release_edges(block_edge_base_[block], std::uint64_t{layout.capacity} * layout.shape.ref_fields);
+      debt.edge_ranges.emplace_back(block_edge_base_[block], std::uint64_t{layout.capacity} * layout.shape.ref_fields);
   }
   return static_cast<std::uint32_t>(std::popcount(swept.freed_slots));
+}
+
+void Heap::settle_sweep(SweepDebt& debt) {
+  for (const auto& [base, count] : debt.edge_ranges) graph_.release_edges(base, count);
+  array_bytes_ -= debt.array_bytes;
+  debt.edge_ranges.clear();
+  debt.array_bytes = 0;
 }
 
 namespace {

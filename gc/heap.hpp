@@ -20,6 +20,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gc/block_allocator.hpp"
 #include "gc/shape.hpp"
@@ -102,9 +104,22 @@ class Heap {
   void rebuild_graph();
   /// Compares the graph with the heap; empty if equal, else the first mismatches.
   std::string verify_graph() const;
-  /// Sweep step for one block (gc/sweep.cpp drives it): frees the unmarked slots
-  /// with their array storage and edge ranges. Returns the number of objects freed.
-  std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word);
+  /// What block sweeps leave for `settle_sweep`: the CSR edge ranges to release, in
+  /// the order they were found, and the array bytes freed. The edge space is one
+  /// free-list structure, so releasing is serial; recording it lets block sweeps run
+  /// in parallel and still release in exactly the serial sweep's order.
+  struct SweepDebt {
+    std::vector<std::pair<EdgeIndex, std::uint64_t>> edge_ranges;
+    std::uint64_t array_bytes = 0;
+  };
+  /// Sweep step for one block (gc/sweep.cpp drives it): frees
+  /// the unmarked slots and their array storage, and records their edge ranges in
+  /// `debt`. Returns the number of objects freed. Safe to call concurrently for
+  /// distinct blocks (block-state bitmaps change atomically; array storage goes back
+  /// to the thread-safe malloc); nothing else may run on the heap meanwhile.
+  std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt);
+  /// Releases what `debt` records (single-threaded, after the block sweeps) and empties it.
+  void settle_sweep(SweepDebt& debt);
   /// Called once after a sweep: allocation restarts from the lowest active blocks.
   void reset_allocation_cursors() { blocks_.reset_cursors(); }
 
@@ -129,7 +144,7 @@ class Heap {
   }
   ObjectId allocate_array(ShapeId shape, std::uint64_t length);
   bool prepare_block(std::uint32_t block, ShapeId shape);
-  void release_array(ObjectId array);
+  void release_array(ObjectId array, SweepDebt& debt);
   std::uint32_t* ref_field(ObjectId obj, std::uint32_t field) const;
   std::uint64_t* scalar_field(ObjectId obj, std::uint32_t field) const;
   ObjectId* ref_elements(ObjectId array) const {

@@ -57,6 +57,8 @@ class MarkError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+class ThreadPool;
+
 class Marker {
  public:
   virtual ~Marker() = default;
@@ -64,6 +66,9 @@ class Marker {
   virtual MarkerConstraints constraints() const = 0;
   /// Marks everything reachable from request.roots into `out` (reset by the marker).
   virtual MarkStats mark(const MarkRequest& request, MarkBitmap& out) = 0;
+  /// The worker threads of a CPU-parallel marker, which the collector's sweep borrows
+  /// (gc/sweep.hpp); null for markers that run on one thread or a device.
+  virtual ThreadPool* thread_pool() { return nullptr; }
 };
 
 }  // namespace gcvm

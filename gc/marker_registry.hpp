@@ -25,6 +25,13 @@ struct CollectorChoice {
 
 /// The collectors this build offers, in the order help texts list them.
 std::vector<std::string_view> collector_names();
+/// The collectors that mark a gcvm heap through the Marker interface (every
+/// collector but boehm, which brings its own heap): what differential tests iterate.
+std::vector<std::string_view> marker_names();
+
+/// True for `--gc=boehm` in a build with libgc: that collector has no Marker (its
+/// objects live in libgc's heap, gc/boehm/); front ends dispatch on it first.
+bool collector_is_boehm(const CollectorChoice& choice);
 
 /// Builds the marker; throws ConfigError for unknown names or rejected options.
 std::unique_ptr<Marker> make_marker(const CollectorChoice& choice);

@@ -2,12 +2,25 @@
 // transitions of BlockAllocator (full -> active, emptied -> free), releasing the
 // array storage and CSR edge ranges of what died. Work is word-wise per block;
 // blocks whose allocation word is 0 (free) or unchanged cost one load and a compare.
+//
+// The parallel sweep cuts the blocks below the high-water mark into runs of
+// kBlocksPerSweepTask blocks, which the threads of a ThreadPool claim from one atomic
+// counter (dynamic balance: a run of full blocks costs more than a run of free ones).
+// Per block the work is Heap::sweep_block, which changes the block-state bitmaps with
+// their atomic operations and frees array storage. What must stay serial, releasing
+// CSR edge ranges into the edge space's free lists, is recorded per run
+// (Heap::SweepDebt) and settled after the parallel phase in run order, i.e. in block
+// order, exactly as the serial sweep releases them. So the heap after a parallel
+// sweep is identical to the one the serial sweep leaves (allocation words, block
+// states and every hierarchical bitmap, edge-space free lists, array bytes, cursors),
+// and later allocations return the same ids.
 #pragma once
 
 #include <cstdint>
 
 #include "gc/heap.hpp"
 #include "gc/mark_bitmap.hpp"
+#include "gc/thread_pool.hpp"
 
 namespace gcvm {
 
@@ -18,7 +31,12 @@ struct SweepStats {
   double sweep_ms = 0;
 };
 
+/// Blocks one parallel sweep task covers (one claim of the shared counter).
+inline constexpr std::uint32_t kBlocksPerSweepTask = 1024;
+
 /// Frees every allocated object whose mark bit is clear. `marks` covers the heap.
 SweepStats sweep(Heap& heap, const MarkBitmap& marks);
+/// The same on every thread of `pool`; leaves exactly the heap `sweep` leaves.
+SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool);
 
 }  // namespace gcvm

@@ -11,7 +11,7 @@
 #include "gc/markers/gpu_bfs_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "heap_fixtures.hpp"
-#include "random_mutator.hpp"
+#include "heap_mutator.hpp"
 
 using namespace gcvm;
 
@@ -134,7 +134,7 @@ TEST_CASE("gpu-bfs keeps its device mirror exact across mutations and sweeps") {
       // changes has a small patch to upload.
       auto built = test::build("rmat:15", 5, HeapConfig{.graph_mode = mode});
       Heap& heap = *built.heap;
-      test::RandomMutator mutator(heap, 21);
+      test::RandomMutator mutator(heap, 21, 32);
       auto marker = std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse({}, device));
       GpuBfsMarker* gpu = marker.get();
       Collector collector(heap, std::move(marker), /*verify=*/true);
@@ -142,7 +142,7 @@ TEST_CASE("gpu-bfs keeps its device mirror exact across mutations and sweeps") {
       for (int cycle = 0; cycle < 10; ++cycle) {
         mutator.run(cycle % 3 == 2 ? 200 : 4000);  // some collections see few changes
         std::vector<ObjectId> roots = built.builder->roots();
-        roots.insert(roots.end(), mutator.roots().begin(), mutator.roots().end());
+        roots.insert(roots.end(), mutator.roots.begin(), mutator.roots.end());
         const auto stats = collector.collect(roots, "cycle");  // throws VerifyError on any difference
         mutator.forget_dead();
         for (const auto& [key, value] : stats.mark.details)

@@ -42,7 +42,7 @@ TEST_CASE("replay reproduces the recorded marked and freed counts under every co
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     const auto run = test::record_random_mutator(seed, 20000);
     REQUIRE(run.collections.size() > 100);
-    for (std::string_view name : collector_names()) {
+    for (std::string_view name : marker_names()) {
       CAPTURE(seed);
       CAPTURE(name);
       const Replayed r = replay(run.trace, std::string(name));

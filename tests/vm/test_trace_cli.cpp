@@ -67,7 +67,7 @@ TEST_CASE("gcvm mark --record-trace records a trace that replays to the same cou
   const auto mark = record("vp-list", path, 2);
   CHECK(mark["trace_events"].get<std::uint64_t>() > 131072);
   CHECK(mark["trace_bytes"] == slurp(path).size());
-  for (std::string_view name : gcvm::collector_names()) {
+  for (std::string_view name : gcvm::marker_names()) {
     CAPTURE(std::string(name));
     const auto r = run_gcvm("replay " + path + " --gc=" + std::string(name) + " --verify --stats=json");
     REQUIRE(r.exit_code == 0);
@@ -91,7 +91,7 @@ TEST_CASE("gcvm replay under every collector gives identical counts at every col
   const std::string path = "trace_cli_churn.gcvmtrace";
   write_churn_trace(path);
   nlohmann::json first;
-  for (std::string_view name : gcvm::collector_names()) {
+  for (std::string_view name : gcvm::marker_names()) {
     const auto r = run_gcvm("replay " + path + " --gc=" + std::string(name) + " --verify --stats=json");
     REQUIRE(r.exit_code == 0);
     const auto j = nlohmann::json::parse(r.out);

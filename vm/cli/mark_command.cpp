@@ -2,9 +2,14 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 
+#if GCVM_HAVE_BOEHM
+#include "gc/boehm/boehm_collector.hpp"
+#include "gc/boehm/boehm_sink.hpp"
+#endif
 #include "gc/collector.hpp"
 #include "gc/heap_materializer.hpp"
 #include "gc/marker_registry.hpp"
@@ -32,10 +37,68 @@ struct MarkArgs {
   std::string record_trace;
 };
 
+/// Prints the build line (text) and every collection, or one JSON object; `finish`
+/// runs after the collections and may add to the JSON object (or print, in text).
+template <typename Collect>
+void report(const MarkArgs& args, const GraphSpec& spec, std::uint64_t objects, std::string_view heap_line,
+            double build_ms, std::uint64_t roots, std::uint64_t graph_bytes, Collect&& collect,
+            const std::function<void(nlohmann::json*)>& finish = {}) {
+  nlohmann::json runs = nlohmann::json::array();
+  const bool json = args.stats == "json";
+  if (!json)
+    fmt::print("gcvm mark: graph {} (seed {}), {} objects {}; built in {:.1f} ms\n", spec.text, args.seed, objects,
+               heap_line, build_ms);
+  for (unsigned i = 0; i < args.collections; ++i) {
+    const CollectionStats stats = collect(i == 0 ? "explicit" : "repeat");
+    if (json)
+      runs.push_back(collection_json(stats));
+    else
+      fmt::print("{}", collection_summary(stats));
+  }
+  nlohmann::json out = json ? runs.front() : nlohmann::json();
+  if (finish) finish(json ? &out : nullptr);
+  if (json) {
+    out["command"] = "mark";
+    out["graph"] = spec.text;
+    out["seed"] = args.seed;
+    out["build_ms"] = build_ms;
+    out["roots"] = roots;
+    out["graph_bytes"] = graph_bytes;
+    out["collections"] = runs;
+    fmt::print("{}\n", out.dump());
+  }
+}
+
+#if GCVM_HAVE_BOEHM
+/// `--gc=boehm`: the same graph built in libgc's heap, collected by GC_gcollect.
+int run_boehm_mark(const MarkArgs& args, const GraphSpec& spec, const CollectorChoice& choice) {
+  if (!choice.options.empty()) reject_gc_option("boehm", choice.options.front(), "");
+  if (args.verify)
+    throw UsageError("--verify checks a gcvm heap; --gc=boehm marks libgc's heap (compare its counts with --gc=serial)");
+  BoehmHeap heap(choice.threads);
+  BoehmHeap::set_max_heap_bytes(heap_limit_flag(args.heap));
+  BoehmHeap::set_automatic(false);  // build without collections; the timed ones are explicit
+  BoehmSink builder(heap);
+  const Stopwatch build_clock;
+  try {
+    heap.build_on_scratch_thread([&] { build_synthetic_heap(spec, builder, args.seed); });
+  } catch (const HeapExhausted& e) {
+    throw UsageError(fmt::format("graph spec '{}' does not fit the heap: {}", spec.text, e.what()));
+  }
+  const double build_ms = build_clock.elapsed_ms();
+  const std::uint64_t objects = builder.object_count();
+  builder.forget_handles();
+  BoehmHeap::set_automatic(true);
+  BoehmCollector collector(heap);
+  report(args, spec, objects, fmt::format("in libgc's heap ({} markers)", BoehmHeap::markers()), build_ms,
+         heap.root_count(), 0, [&](const char* reason) { return collector.collect(reason); });
+  return kExitOk;
+}
+#endif
+
 int run_mark(const MarkArgs& args) {
   const GraphSpec spec = parse_graph_spec(args.graph);
-  auto marker = make_marker(args.collector.choice());
-
+  const CollectorChoice choice = args.collector.choice();
   HeapConfig config;
   config.limit_bytes = heap_limit_flag(args.heap);
   const auto size = spec.estimate();
@@ -46,6 +109,13 @@ int run_mark(const MarkArgs& args) {
   if (size.references > config.max_edges)
     throw UsageError(fmt::format("graph spec '{}' needs {} references; the reference graph holds at most {}",
                                  spec.text, size.references, config.max_edges));
+#if GCVM_HAVE_BOEHM
+  if (collector_is_boehm(choice)) {
+    if (!args.record_trace.empty()) throw UsageError("--record-trace records a gcvm heap; it does not apply to --gc=boehm");
+    return run_boehm_mark(args, spec, choice);
+  }
+#endif
+  auto marker = make_marker(choice);
 
   Heap heap(config);
   HeapMaterializer builder(heap);
@@ -66,43 +136,25 @@ int run_mark(const MarkArgs& args) {
   const double build_ms = build_clock.elapsed_ms();
 
   Collector collector(heap, std::move(marker), args.verify);
-  nlohmann::json runs = nlohmann::json::array();
-  const bool json = args.stats == "json";
-  if (!json)
-    fmt::print("gcvm mark: graph {} (seed {}), {} objects in {} blocks, {} references; built in {:.1f} ms\n",
-               spec.text, args.seed, builder.object_count(), heap.blocks().blocks_in_use(),
-               heap.graph().edges_reserved(), build_ms);
-  for (unsigned i = 0; i < args.collections; ++i) {
-    const char* reason = i == 0 ? "explicit" : "repeat";
+  auto collect = [&](const char* reason) {
     if (recorder) recorder->collecting(builder.roots(), reason);
-    const CollectionStats stats = collector.collect(builder.roots(), reason);
-    if (json)
-      runs.push_back(collection_json(stats));
-    else
-      fmt::print("{}", collection_summary(stats));
-  }
-  if (recorder) {
+    return collector.collect(builder.roots(), reason);
+  };
+  auto finish_trace = [&](nlohmann::json* out) {
+    if (!recorder) return;
     recorder->finish();
-    if (!json)
+    if (out == nullptr) {
       fmt::print("recorded trace {}: {} events in {} chunks, {} bytes\n", args.record_trace, recorder->totals().events,
                  recorder->totals().chunks, recorder->totals().bytes);
-  }
-  if (json) {
-    nlohmann::json out = runs.front();
-    if (recorder) {
-      out["trace"] = args.record_trace;
-      out["trace_events"] = recorder->totals().events;
-      out["trace_bytes"] = recorder->totals().bytes;
+      return;
     }
-    out["command"] = "mark";
-    out["graph"] = spec.text;
-    out["seed"] = args.seed;
-    out["build_ms"] = build_ms;
-    out["roots"] = builder.roots().size();
-    out["graph_bytes"] = heap.graph().committed_bytes();
-    out["collections"] = runs;
-    fmt::print("{}\n", out.dump());
-  }
+    (*out)["trace"] = args.record_trace;
+    (*out)["trace_events"] = recorder->totals().events;
+    (*out)["trace_bytes"] = recorder->totals().bytes;
+  };
+  report(args, spec, builder.object_count(),
+         fmt::format("in {} blocks, {} references", heap.blocks().blocks_in_use(), heap.graph().edges_reserved()),
+         build_ms, builder.roots().size(), heap.graph().committed_bytes(), collect, finish_trace);
   return kExitOk;
 }
 

@@ -1,0 +1,39 @@
+#include "gc/boehm/boehm_collector.hpp"
+
+namespace gcvm {
+
+CollectionStats BoehmCollector::collect(std::string reason) {
+  CollectionStats stats;
+  stats.index = ++collections_;
+  stats.reason = std::move(reason);
+  stats.collector = "boehm";
+  stats.sweep.objects_before = census_.objects + heap_.objects_allocated() - allocated_at_last_;
+  allocated_at_last_ = heap_.objects_allocated();
+
+  const BoehmCollection gc = heap_.collect();
+  census_ = heap_.census();
+
+  stats.heap_before_bytes = gc.in_use_before;
+  stats.heap_after_bytes = census_.bytes;
+  stats.pause_ms = gc.pause_ms;
+  stats.mark.marked_objects = census_.objects;
+  stats.mark.edges_traversed = census_.edges;
+  stats.mark.mark_ms = gc.mark_ms;
+  stats.sweep.freed_objects =
+      stats.sweep.objects_before > census_.objects ? stats.sweep.objects_before - census_.objects : 0;
+  stats.sweep.sweep_ms = gc.reclaim_ms;
+  stats.mark.details = {
+      {"markers", BoehmHeap::markers()},
+      {"gc_no", static_cast<double>(gc.gc_number)},
+      {"gcollect_ms", gc.wall_ms},
+      {"stop_world_ms", gc.stop_world_ms},
+      {"libgc_heap_bytes", static_cast<double>(gc.heap_bytes)},
+      {"libgc_free_bytes", static_cast<double>(gc.free_bytes)},
+      {"libgc_reclaimed_bytes", static_cast<double>(gc.reclaimed_bytes)},
+      {"foreign_marked_objects", static_cast<double>(census_.foreign_objects)},
+      {"census_ms", census_.ms},
+  };
+  return stats;
+}
+
+}  // namespace gcvm

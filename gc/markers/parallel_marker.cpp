@@ -1,0 +1,226 @@
+#include "gc/markers/parallel_marker.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <thread>
+
+#include "gc/stopwatch.hpp"
+
+namespace gcvm {
+
+namespace {
+
+using Item = WorkStealingDeque::Item;
+
+constexpr Item make_item(ObjectId object, std::uint32_t first_edge) { return (Item{first_edge} << 32) | object; }
+constexpr ObjectId item_object(Item item) { return static_cast<ObjectId>(item); }
+constexpr std::uint32_t item_first_edge(Item item) { return static_cast<std::uint32_t>(item >> 32); }
+
+/// xorshift64: victim selection only needs to be cheap and differ between threads.
+std::uint64_t next_random(std::uint64_t& state) {
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return state;
+}
+
+}  // namespace
+
+struct ParallelMarker::Worker {
+  WorkStealingDeque deque;
+};
+
+ParallelMarkerOptions ParallelMarkerOptions::parse(const GcOptions& options, unsigned threads) {
+  ParallelMarkerOptions result;
+  result.threads = threads;
+  for (const GcOption& option : options) {
+    if (option.key != "chunk") reject_gc_option("parallel", option, "chunk=<edges per work item, >= 1>");
+    std::uint32_t value = 0;
+    const char* end = option.value.data() + option.value.size();
+    const auto [ptr, ec] = std::from_chars(option.value.data(), end, value);
+    if (ec != std::errc() || ptr != end || value == 0)
+      throw ConfigError("--gc-opt chunk=" + option.value + ": expected a number of edges from 1 to 4294967295");
+    result.chunk = value;
+  }
+  return result;
+}
+
+ParallelMarker::ParallelMarker(ParallelMarkerOptions options) : options_(options), pool_(options.threads) {
+  for (unsigned i = 0; i < pool_.size(); ++i) workers_.push_back(std::make_unique<Worker>());
+  stats_.resize(pool_.size());
+}
+
+ParallelMarker::~ParallelMarker() = default;
+
+MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
+  const Stopwatch clock;
+  out.reset(request.block_count);
+  idle_.store(0, std::memory_order_relaxed);
+  for (auto& s : stats_) s = {};
+  if (pool_.size() == 1)
+    run_worker<false>(0, request, out);
+  else
+    pool_.run([&](unsigned index) { run_worker<true>(index, request, out); });
+  for (auto& w : workers_) w->deque.reclaim();
+
+  MarkStats stats;
+  MarkThreadStats total;
+  std::uint64_t min_objects = ~0ull, max_objects = 0, min_edges = ~0ull, max_edges = 0;
+  for (const MarkThreadStats& s : stats_) {
+    total.objects += s.objects;
+    total.edges += s.edges;
+    total.items += s.items;
+    total.splits += s.splits;
+    total.steals += s.steals;
+    total.steal_attempts += s.steal_attempts;
+    min_objects = std::min(min_objects, s.objects);
+    max_objects = std::max(max_objects, s.objects);
+    min_edges = std::min(min_edges, s.edges);
+    max_edges = std::max(max_edges, s.edges);
+  }
+  stats.marked_objects = total.objects;
+  stats.edges_traversed = total.edges;
+  stats.mark_ms = clock.elapsed_ms();
+  stats.details = {
+      {"threads", pool_.size()},
+      {"chunk", options_.chunk},
+      {"items", static_cast<double>(total.items)},
+      {"splits", static_cast<double>(total.splits)},
+      {"steals", static_cast<double>(total.steals)},
+      {"steal_attempts", static_cast<double>(total.steal_attempts)},
+      {"objects_per_thread_min", static_cast<double>(min_objects)},
+      {"objects_per_thread_max", static_cast<double>(max_objects)},
+      {"edges_per_thread_min", static_cast<double>(min_edges)},
+      {"edges_per_thread_max", static_cast<double>(max_edges)},
+  };
+  return stats;
+}
+
+template <bool kConcurrent>
+void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, MarkBitmap& out) {
+  // Alone, the marker needs no atomic read-modify-write: one locked instruction per
+  // marked object is most of the cost of marking a linked list.
+  auto test_and_set = [&out](ObjectId id) {
+    if constexpr (kConcurrent)
+      return out.test_and_set_atomic(id);
+    else
+      return out.test_and_set(id);
+  };
+  WorkStealingDeque& deque = workers_[index]->deque;
+  const std::uint64_t* begin = request.graph.begin_data();
+  const std::uint32_t* degree = request.graph.degree_data();
+  const ObjectId* edges = request.graph.edge_data();
+  const std::uint32_t chunk = options_.chunk;
+  const unsigned threads = pool_.size();
+  MarkThreadStats s;
+  std::uint64_t rng = 0x9E3779B97F4A7C15ull * (index + 1);
+
+  // This thread's share of the roots.
+  const std::size_t roots = request.roots.size();
+  const std::size_t first_root = roots * index / threads, last_root = roots * (index + 1) / threads;
+  for (std::size_t r = first_root; r < last_root; ++r) {
+    const ObjectId root = request.roots[r];
+    if (root != kNullRef && test_and_set(root)) {
+      ++s.objects;
+      deque.push(make_item(root, 0));
+    }
+  }
+
+  // Scans one item and then, without a deque round trip, the last child it marked.
+  auto scan = [&](Item item) {
+    for (;;) {
+      ++s.items;
+      const ObjectId v = item_object(item);
+      const std::uint32_t d = degree[v];
+      std::uint32_t from = item_first_edge(item), to = d;
+      if (d - from > chunk) {
+        to = from + chunk;
+        if (from == 0) {
+          ++s.splits;
+          for (std::uint64_t c = chunk; c < d; c += chunk) deque.push(make_item(v, static_cast<std::uint32_t>(c)));
+        }
+      }
+      const ObjectId* e = edges + begin[v] + from;
+      const ObjectId* end = edges + begin[v] + to;
+      ObjectId next = kNullRef;
+      for (; e != end; ++e) {
+        const ObjectId target = *e;
+        if (target == kNullRef) continue;
+        ++s.edges;
+        if (test_and_set(target)) {
+          ++s.objects;
+          if (next != kNullRef) deque.push(make_item(next, 0));
+          next = target;
+        }
+      }
+      if (next == kNullRef) return;
+      item = make_item(next, 0);
+    }
+  };
+
+  Item item = 0;
+  for (;;) {
+    while (deque.pop(item)) scan(item);
+    if (steal_round(index, rng, s, item)) {
+      ++s.steals;
+      scan(item);
+      continue;
+    }
+    // Idle: wait until every thread is idle (done) or some deque has work again.
+    idle_.fetch_add(1, std::memory_order_acq_rel);
+    bool done = false;
+    for (unsigned spins = 0;; ++spins) {
+      if (idle_.load(std::memory_order_acquire) == threads) {
+        done = true;
+        break;
+      }
+      if (others_have_work(index)) {
+        idle_.fetch_sub(1, std::memory_order_acq_rel);
+        break;
+      }
+      // Back off: spin, then yield, then sleep, so idle threads leave the cores to the
+      // busy ones when there are more threads than free cores (a linked list keeps one
+      // thread busy and every other idle for the whole mark).
+      if (spins > 4096)
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      else if (spins > 64)
+        std::this_thread::yield();
+    }
+    if (done) break;
+  }
+  stats_[index] = s;
+}
+
+bool ParallelMarker::steal_round(unsigned index, std::uint64_t& rng, MarkThreadStats& s, Item& item) {
+  const unsigned threads = pool_.size();
+  if (threads == 1) return false;
+  bool lost = true;
+  while (lost) {
+    lost = false;
+    const unsigned start = static_cast<unsigned>(next_random(rng) % threads);
+    for (unsigned k = 0; k < threads; ++k) {
+      const unsigned victim = (start + k) % threads;
+      if (victim == index) continue;
+      ++s.steal_attempts;
+      switch (workers_[victim]->deque.steal(item)) {
+        case WorkStealingDeque::Steal::Taken:
+          return true;
+        case WorkStealingDeque::Steal::Lost:
+          lost = true;
+          break;
+        case WorkStealingDeque::Steal::Empty:
+          break;
+      }
+    }
+  }
+  return false;
+}
+
+bool ParallelMarker::others_have_work(unsigned index) const {
+  for (unsigned i = 0; i < pool_.size(); ++i)
+    if (i != index && !workers_[i]->deque.looks_empty()) return true;
+  return false;
+}
+
+}  // namespace gcvm

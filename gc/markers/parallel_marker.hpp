@@ -1,0 +1,88 @@
+// The CPU-parallel marker (`--gc=parallel --gc-threads=N`): work-stealing depth-first
+// marking on a persistent thread pool. It sets exactly the bits of the serial marker
+// and reports the same marked and edge counts (DESIGN.md invariant 4).
+//
+// Work items: a 64-bit item names an object and the first edge to scan (low 32 bits
+// the object id, high 32 bits the edge offset inside the object's CSR range). An item
+// scans at most `chunk` edges. The item of a wider object (offset 0) first pushes one
+// item per further chunk, so a reference array of 100,000 elements becomes ~100
+// stealable items instead of one serial scan.
+//
+// Marking: an object is pushed only by the thread whose MarkBitmap::test_and_set_atomic
+// turned its bit from 0 to 1, so every reachable object is scanned exactly once and
+// per-thread counts add up to the serial marker's (a pool of one thread uses the plain
+// test_and_set: nothing can race with it). Each thread owns one Chase-Lev deque
+// (work_stealing_deque.hpp); it pops its own newest work and, when that runs out,
+// steals the oldest work of others. Of the children an item marks, the last one is
+// scanned next without a deque round trip (linked lists never touch the deque).
+//
+// Termination: a thread counts itself idle only after its own deque is empty and a
+// steal round found nothing; it leaves the idle state (uncounting itself) before it
+// steals again. Only active threads push, and only to their own deques, so when all
+// threads are counted idle every deque is empty and no item is in flight: marking is
+// complete. No thread can leave that state, so every thread sees it and returns.
+//
+// Statistics (MarkStats::details): threads, chunk, the totals of items, chunk splits,
+// steals and steal attempts, and the per-thread minimum and maximum of objects scanned
+// and edges traversed (balance at a glance); `thread_stats()` has every thread's row.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gc/gc_options.hpp"
+#include "gc/marker.hpp"
+#include "gc/markers/work_stealing_deque.hpp"
+#include "gc/thread_pool.hpp"
+
+namespace gcvm {
+
+struct ParallelMarkerOptions {
+  /// Participating threads (the caller included); 0 = every hardware thread.
+  unsigned threads = 0;
+  /// Edges per work item; wider objects are split into items of this many edges.
+  std::uint32_t chunk = 1024;
+
+  /// Accepts `chunk=<edges>` (>= 1); `threads` comes from --gc-threads.
+  static ParallelMarkerOptions parse(const GcOptions& options, unsigned threads);
+};
+
+/// What one marking thread did in the last collection.
+struct MarkThreadStats {
+  std::uint64_t objects = 0;         // objects this thread marked (and therefore scanned)
+  std::uint64_t edges = 0;           // non-null references it read
+  std::uint64_t items = 0;           // work items it scanned (objects and chunks)
+  std::uint64_t splits = 0;          // wide objects it split into chunks
+  std::uint64_t steals = 0;          // items it took from other threads' deques
+  std::uint64_t steal_attempts = 0;  // steal calls, successful or not
+};
+
+class ParallelMarker final : public Marker {
+ public:
+  explicit ParallelMarker(ParallelMarkerOptions options = {});
+  ~ParallelMarker() override;
+  std::string_view name() const override { return "parallel"; }
+  MarkerConstraints constraints() const override { return {.needs_device = false, .uses_threads = true}; }
+  MarkStats mark(const MarkRequest& request, MarkBitmap& out) override;
+  ThreadPool* thread_pool() override { return &pool_; }
+
+  unsigned threads() const { return pool_.size(); }
+  const std::vector<MarkThreadStats>& thread_stats() const { return stats_; }
+
+ private:
+  struct Worker;
+  template <bool kConcurrent>
+  void run_worker(unsigned index, const MarkRequest& request, MarkBitmap& out);
+  bool steal_round(unsigned index, std::uint64_t& rng, MarkThreadStats& stats, WorkStealingDeque::Item& item);
+  bool others_have_work(unsigned index) const;
+
+  ParallelMarkerOptions options_;
+  ThreadPool pool_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<MarkThreadStats> stats_;
+  alignas(64) std::atomic<unsigned> idle_{0};
+};
+
+}  // namespace gcvm

@@ -1,0 +1,184 @@
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "gc/collector.hpp"
+#include "gc/mark_checker.hpp"
+#include "gc/markers/parallel_marker.hpp"
+#include "gc/markers/serial_marker.hpp"
+#include "heap_fixtures.hpp"
+#include "heap_mutator.hpp"
+
+using namespace gcvm;
+
+namespace {
+
+/// Marks with the serial marker and with `parallel`; requires identical bitmaps and counts.
+void require_same_as_serial(const RefGraph& graph, std::span<const ObjectId> roots, std::uint32_t blocks,
+                            ParallelMarker& parallel) {
+  SerialMarker serial;
+  MarkBitmap expected, actual;
+  const MarkStats want = serial.mark({graph, roots, blocks}, expected);
+  const MarkStats got = parallel.mark({graph, roots, blocks}, actual);
+  REQUIRE(actual == expected);
+  REQUIRE(got.marked_objects == want.marked_objects);
+  REQUIRE(got.edges_traversed == want.edges_traversed);
+  std::uint64_t objects = 0, edges = 0;
+  for (const MarkThreadStats& s : parallel.thread_stats()) {
+    objects += s.objects;
+    edges += s.edges;
+    CHECK(s.steals <= s.steal_attempts);
+  }
+  CHECK(objects == got.marked_objects);
+  CHECK(edges == got.edges_traversed);
+}
+
+void require_same_as_serial(const test::BuiltHeap& built, ParallelMarker& parallel) {
+  require_same_as_serial(built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water(), parallel);
+}
+
+constexpr unsigned kThreadCounts[] = {1, 2, 3, 8};
+
+}  // namespace
+
+TEST_CASE("parallel marker: bit-identical to serial on every synthetic spec, 1/2/3/8 threads, two chunk sizes") {
+  const char* specs[] = {"single",  "list:5000",         "lists:64x300",   "wide:5000",     "vp-list",
+                         "vp-array", "complete:200:5",   "rmat:12",        "rmat:11:40",    "random:4000:3"};
+  for (const char* spec : specs) {
+    auto built = test::build(spec);
+    for (unsigned threads : kThreadCounts)
+      for (std::uint32_t chunk : {1024u, 7u}) {
+        CAPTURE(spec);
+        CAPTURE(threads);
+        CAPTURE(chunk);
+        ParallelMarker marker({.threads = threads, .chunk = chunk});
+        CHECK(marker.threads() == threads);
+        require_same_as_serial(built, marker);
+        // Against the independent model too, not only the serial marker.
+        MarkBitmap marks;
+        const MarkStats stats = marker.mark({built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()}, marks);
+        CHECK(stats.marked_objects == built.model.reachable_count());
+        CHECK(stats.edges_traversed == built.model.reachable_reference_count());
+        CHECK(check_marks(built.heap->graph(), built.heap->blocks(), built.builder->roots(), marks) == "");
+      }
+  }
+}
+
+TEST_CASE("parallel marker: random graphs of many shapes and seeds") {
+  const char* specs[] = {"rmat:10", "rmat:13:4", "random:3000:0", "random:6000:1", "random:2000:2", "random:1500:30",
+                         "lists:33x17"};
+  for (const char* spec : specs)
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+      auto built = test::build(spec, seed);
+      const unsigned threads = kThreadCounts[seed % 4];
+      CAPTURE(spec);
+      CAPTURE(seed);
+      CAPTURE(threads);
+      ParallelMarker marker({.threads = threads, .chunk = static_cast<std::uint32_t>(1 + seed * 3)});
+      require_same_as_serial(built, marker);
+    }
+}
+
+TEST_CASE("parallel marker: more threads than cores, one pool reused across collections") {
+  auto built = test::build("rmat:12", 7);
+  const unsigned threads = 2 * std::max(2u, std::thread::hardware_concurrency()) + 1;
+  ParallelMarker marker({.threads = threads, .chunk = 16});
+  for (int round = 0; round < 5; ++round) require_same_as_serial(built, marker);
+}
+
+TEST_CASE("parallel marker: empty and null roots, self-loops, a 100,000-reference object, a million-long chain") {
+  SUBCASE("empty root set and null roots") {
+    auto built = test::build("rmat:10");
+    for (unsigned threads : kThreadCounts) {
+      ParallelMarker marker({.threads = threads});
+      const std::vector<ObjectId> none;
+      require_same_as_serial(built.heap->graph(), none, built.heap->blocks().high_water(), marker);
+      const std::vector<ObjectId> nulls(5, kNullRef);
+      MarkBitmap marks;
+      const auto stats = marker.mark({built.heap->graph(), nulls, built.heap->blocks().high_water()}, marks);
+      CHECK(stats.marked_objects == 0);
+      CHECK(marks.count() == 0);
+    }
+  }
+  SUBCASE("self-loops, mutual cycles and duplicate roots") {
+    Heap heap;
+    const ShapeId pair = heap.shapes().intern(2, 0);
+    std::vector<ObjectId> objects;
+    for (int i = 0; i < 500; ++i) objects.push_back(heap.allocate(pair));
+    for (int i = 0; i < 500; ++i) {
+      heap.store_ref(objects[i], 0, objects[i]);                    // self-loop
+      heap.store_ref(objects[i], 1, objects[(i + 1) % 500 == 0 ? i : i + 1]);  // chain ending in a self-loop
+    }
+    const std::vector<ObjectId> roots = {objects[0], objects[0], objects[250], kNullRef, objects[250]};
+    for (unsigned threads : kThreadCounts) {
+      ParallelMarker marker({.threads = threads, .chunk = 1});
+      require_same_as_serial(heap.graph(), roots, heap.blocks().high_water(), marker);
+    }
+  }
+  SUBCASE("one object with 100,000 references is split into chunks") {
+    auto built = test::build("wide:100000");
+    for (unsigned threads : kThreadCounts) {
+      ParallelMarker marker({.threads = threads, .chunk = 1024});
+      require_same_as_serial(built, marker);
+      MarkBitmap marks;
+      const auto stats = marker.mark({built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()}, marks);
+      std::uint64_t splits = 0, items = 0;
+      for (const auto& s : marker.thread_stats()) {
+        splits += s.splits;
+        items += s.items;
+      }
+      CHECK(splits == 1);
+      CHECK(items == 100000 + (100000 + 1023) / 1024);  // every leaf plus every chunk of the array
+      CHECK(stats.marked_objects == 100001);
+    }
+  }
+  SUBCASE("a million-long chain") {
+    auto built = test::build("list:1000000");
+    for (unsigned threads : {1u, 3u}) {
+      ParallelMarker marker({.threads = threads});
+      require_same_as_serial(built, marker);
+    }
+  }
+}
+
+TEST_CASE("parallel marker: collections interleaved with random mutation, verified against serial") {
+  Heap heap;
+  test::RandomMutator mutator(heap, 2026, 32, {.max_array_length = 80});
+  // verify=true: every collection checks the marks independently and against the serial marker.
+  Collector collector(heap, std::make_unique<ParallelMarker>(ParallelMarkerOptions{.threads = 3, .chunk = 5}), true);
+  for (int cycle = 0; cycle < 12; ++cycle) {
+    mutator.run(6000);
+    const auto stats = collector.collect(mutator.roots, "cycle");
+    CHECK(heap.blocks().check() == "");
+    CHECK(heap.blocks().live_objects() == stats.mark.marked_objects);
+    mutator.forget_dead();
+    CHECK(mutator.live.size() == stats.mark.marked_objects);
+  }
+}
+
+TEST_CASE("parallel marker: options and statistics") {
+  CHECK(ParallelMarkerOptions::parse({}, 4).threads == 4);
+  CHECK(ParallelMarkerOptions::parse({{"chunk", "64"}}, 0).chunk == 64);
+  CHECK_THROWS_AS(ParallelMarkerOptions::parse({{"chunk", "0"}}, 1), ConfigError);
+  CHECK_THROWS_AS(ParallelMarkerOptions::parse({{"chunk", "12x"}}, 1), ConfigError);
+  CHECK_THROWS_AS(ParallelMarkerOptions::parse({{"chunk", "99999999999"}}, 1), ConfigError);
+  CHECK_THROWS_AS(ParallelMarkerOptions::parse({{"steal", "half"}}, 1), ConfigError);
+  CHECK(ParallelMarker({.threads = 0}).threads() == ThreadPool::resolve(0));
+
+  auto built = test::build("vp-array");
+  ParallelMarker marker({.threads = 3, .chunk = 100});
+  MarkBitmap marks;
+  const auto stats = marker.mark({built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()}, marks);
+  auto detail = [&](const std::string& key) {
+    for (const auto& [k, v] : stats.details)
+      if (k == key) return v;
+    FAIL("missing detail " << key);
+    return 0.0;
+  };
+  CHECK(detail("threads") == 3);
+  CHECK(detail("chunk") == 100);
+  CHECK(detail("splits") == 64);
+  CHECK(detail("objects_per_thread_min") <= detail("objects_per_thread_max"));
+  CHECK(detail("objects_per_thread_max") <= static_cast<double>(stats.marked_objects));
+  CHECK(detail("steals") <= detail("steal_attempts"));
+}
