@@ -1,7 +1,9 @@
 // The gcvm command line: one subcommand per file, each registering itself on the
 // CLI11 app and running when selected. Exit codes, shared by every subcommand:
 //   0 success · 1 a check failed (--verify) or an internal error · 2 bad input
-//   (flags, specs, programs, files, impossible sizes) · 3 out of memory.
+//   (flags, specs, programs, files, impossible sizes) · 3 out of memory · 4 a guest
+//   program's run-time error (null dereference, index out of range, stack overflow,
+//   division by zero; `gcvm run` prints it with the guest stack trace).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,6 +18,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitOutOfMemory = 3;
+inline constexpr int kExitGuestError = 4;
 
 /// A bad-input error raised by a subcommand itself (every InputError exits 2).
 class UsageError : public InputError {
@@ -25,5 +28,9 @@ class UsageError : public InputError {
 
 /// Registers `gcvm mark`; the returned function runs it (after parsing) and returns the exit code.
 std::function<int()> register_mark_command(CLI::App& app);
+/// Registers `gcvm run` (vm/cli/run_command.cpp).
+std::function<int()> register_run_command(CLI::App& app);
+/// Registers `gcvm disasm` (vm/cli/disasm_command.cpp).
+std::function<int()> register_disasm_command(CLI::App& app);
 
 }  // namespace gcvm::cli

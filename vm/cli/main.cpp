@@ -11,6 +11,7 @@
 #include "gc/gc_options.hpp"
 #include "gc/heap_materializer.hpp"
 #include "heapgraph/graph_spec.hpp"
+#include "vm/asm/diagnostics.hpp"
 #include "vm/cli/commands.hpp"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gcvm 0.1");
   auto run_mark = cli::register_mark_command(app);
+  auto run_run = cli::register_run_command(app);
+  auto run_disasm = cli::register_disasm_command(app);
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -45,6 +48,11 @@ int main(int argc, char** argv) {
 
   try {
     if (app.got_subcommand("mark")) return run_mark();
+    if (app.got_subcommand("run")) return run_run();
+    if (app.got_subcommand("disasm")) return run_disasm();
+  } catch (const vm::AssemblyError& e) {
+    for (const std::string& line : e.lines()) fmt::print(stderr, "{}\n", line);
+    return cli::kExitBadInput;
   } catch (const InputError& e) {
     fmt::print(stderr, "gcvm: {}\n", e.what());
     return cli::kExitBadInput;
