@@ -201,7 +201,7 @@ class Assembler {
     }
     const auto main = function_ids_.find("main");
     if (main == function_ids_.end()) {
-      diag_.error({1, 1}, "the program has no 'main' function");
+      if (diag_.empty()) diag_.error({1, 1}, "the program has no 'main' function");  // else main may be unparsable
       return;
     }
     module_.main_function = main->second;

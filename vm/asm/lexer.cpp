@@ -121,27 +121,31 @@ class Lexer {
     if (is_float) {
       char* end = nullptr;
       tok.float_value = std::strtod(text.c_str(), &end);
-      if (end != text.c_str() + text.size()) return diag_.error(loc, "malformed number '" + text + "'");
+      if (end != text.c_str() + text.size()) diag_.error(loc, "malformed number '" + text + "'");
     } else {
       const bool negative = text[0] == '-';
       const char* first = text.data() + (negative ? 1 : 0) + (is_hex ? 2 : 0);
       const char* last = text.data() + text.size();
       std::uint64_t magnitude = 0;
       const auto [end, ec] = std::from_chars(first, last, magnitude, is_hex ? 16 : 10);
-      if (end != last || first == last) return diag_.error(loc, "malformed number '" + text + "'");
       const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
-      if (ec == std::errc::result_out_of_range || magnitude > limit)
-        return diag_.error(loc, "integer " + text + " does not fit 64 bits");
+      if (end != last || first == last)
+        diag_.error(loc, "malformed number '" + text + "'");
+      else if (ec == std::errc::result_out_of_range || magnitude > limit)
+        diag_.error(loc, "integer " + text + " does not fit 64 bits");
       tok.int_value = negative ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude);
     }
-    tokens_.push_back(std::move(tok));
+    tokens_.push_back(std::move(tok));  // even when malformed, so the parser does not report it again
   }
 
   void string(SourceLoc loc) {
     ++pos_;
     std::string value;
     while (true) {
-      if (pos_ >= src_.size() || src_[pos_] == '\n') return diag_.error(loc, "unterminated string");
+      if (pos_ >= src_.size() || src_[pos_] == '\n') {
+        diag_.error(loc, "unterminated string");
+        break;
+      }
       const char c = src_[pos_++];
       if (c == '"') break;
       if (c != '\\') {
@@ -149,7 +153,10 @@ class Lexer {
         continue;
       }
       const SourceLoc esc{line_, col() - 1};
-      if (pos_ >= src_.size() || src_[pos_] == '\n') return diag_.error(loc, "unterminated string");
+      if (pos_ >= src_.size() || src_[pos_] == '\n') {
+        diag_.error(loc, "unterminated string");
+        break;
+      }
       const char e = src_[pos_++];
       switch (e) {
         case 'n': value += '\n'; break;
