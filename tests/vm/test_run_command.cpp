@@ -146,3 +146,18 @@ TEST_CASE("every malformed program gives file:line:col errors and exit 2") {
   }
   CHECK(files >= 10);
 }
+
+TEST_CASE("the complete example in docs/gasm.md runs as documented") {
+  std::ifstream in(std::string(GCVM_SOURCE_DIR) + "/docs/gasm.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  const auto start = doc.find("```\n# A linked list");
+  REQUIRE(start != std::string::npos);
+  const auto end = doc.find("```", start + 4);
+  const std::string file = write_program("doc_example.gasm", doc.substr(start + 4, end - start - 4));
+  const auto r = run_gcvm("run " + file + " --stats=none -- 100");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "sum of 1..100 = 5050\nafter a collection: 5050\n");
+  std::filesystem::remove(file);
+}
