@@ -47,6 +47,9 @@ TEST_CASE("classes map to reference and scalar field indices") {
   CHECK(!c.fields[1].is_ref);
   CHECK(c.fields[1].index == 0);
   CHECK(c.fields[2].index == 1);
+  REQUIRE(m.fields.size() == 3);
+  CHECK(m.fields[1].class_index == 0);
+  CHECK(m.fields[1].field == 1);
   REQUIRE(m.globals.size() == 2);
   CHECK(!m.globals[0].is_ref);
   CHECK(m.globals[1].is_ref);
@@ -211,6 +214,7 @@ TEST_CASE("the disassembler names slots, targets, classes and source lines") {
   CHECK(text.find("prints    \"x\\n\"") != std::string::npos);
   CHECK(text.find("; line 20") != std::string::npos);
   CHECK(text.find("(ref)") != std::string::npos);
+  CHECK(text.find("puts      n, Node.value#0, %t0") != std::string::npos);
 }
 
 TEST_CASE("every assembler error names its line and column") {

@@ -68,7 +68,7 @@ class Types {
 struct FieldSym {
   TypeId type;
   bool is_ref;
-  std::uint32_t index;
+  std::uint32_t module_index;  // into Module::fields
 };
 struct Signature {
   std::vector<TypeId> params;
@@ -149,8 +149,9 @@ class Assembler {
         if (!type) continue;
         const bool is_ref = types_.is_ref(*type);
         const std::uint32_t index = is_ref ? cls.ref_fields++ : cls.scalar_fields++;
+        fields_[ci][f.name] = {*type, is_ref, static_cast<std::uint32_t>(module_.fields.size())};
+        module_.fields.push_back({static_cast<std::uint32_t>(ci), static_cast<std::uint32_t>(cls.fields.size())});
         cls.fields.push_back({f.name, f.type.text(), is_ref, index});
-        fields_[ci][f.name] = {*type, is_ref, index};
       }
       const std::uint64_t bytes = std::uint64_t{cls.ref_fields} * 4 + std::uint64_t{cls.scalar_fields} * 8;
       if (bytes > ShapeTable::kMaxObjectBytes)
@@ -703,7 +704,7 @@ class Assembler {
       const auto [obj, f] = field(from);
       type = f.type;
       if (d.type != type) fail(in.operands[0].loc, "field '" + from.member + "' is " + type_name(type) + ", destination '" + in.operands[0].name + "' is " + type_name(d.type));
-      emit(f.is_ref ? Op::GETR : Op::GETS, {d.slot, obj.slot, f.index});
+      emit(f.is_ref ? Op::GETR : Op::GETS, {d.slot, obj.slot, f.module_index});
     } else if (from.kind == Operand::Kind::Element) {
       const auto [arr, index, elem] = element(from);
       if (d.type != elem) fail(in.operands[0].loc, "elements of '" + from.name + "' are " + type_name(elem) + ", destination '" + in.operands[0].name + "' is " + type_name(d.type));
@@ -720,7 +721,7 @@ class Assembler {
     if (to.kind == Operand::Kind::Field) {
       const auto [obj, f] = field(to);
       const Value v = typed_source(in.operands[1], f.type, "the value stored in '" + to.member + "'");
-      emit(f.is_ref ? Op::PUTR : Op::PUTS, {obj.slot, f.index, v.slot});
+      emit(f.is_ref ? Op::PUTR : Op::PUTS, {obj.slot, f.module_index, v.slot});
     } else if (to.kind == Operand::Kind::Element) {
       const auto [arr, index, elem] = element(to);
       const Value v = typed_source(in.operands[1], elem, "the value stored in '" + to.name + "'");

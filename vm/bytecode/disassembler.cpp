@@ -49,7 +49,12 @@ class Lister {
       case 'g': return w < m_.globals.size() ? "@" + m_.globals[w].name : fmt::format("@?{}", w);
       case 'j': return fmt::format("-> {}", w);
       case 'c': return w < m_.classes.size() ? m_.classes[w].name : fmt::format("class?{}", w);
-      case 'f': return fmt::format("#{}", w);
+      case 'f': {
+        if (w >= m_.fields.size()) return fmt::format("field?{}", w);
+        const ClassInfo& c = m_.classes[m_.fields[w].class_index];
+        const FieldInfo& f = c.fields[m_.fields[w].field];
+        return fmt::format("{}.{}#{}", c.name, f.name, f.index);
+      }
       case 't': return w < m_.strings.size() ? quoted(m_.strings[w]) : fmt::format("str?{}", w);
       case 'n': return w < m_.functions.size() ? m_.functions[w].name : fmt::format("func?{}", w);
       default: return "?";

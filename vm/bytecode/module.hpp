@@ -29,6 +29,13 @@ struct ClassInfo {
   std::uint32_t scalar_fields = 0;
 };
 
+/// A field as the bytecode names it: GETR/PUTR/GETS/PUTS carry an index into
+/// Module::fields, so the interpreter knows each access's class statically.
+struct FieldRef {
+  std::uint32_t class_index = 0;
+  std::uint32_t field = 0;  // position in ClassInfo::fields
+};
+
 struct GlobalInfo {
   std::string name;
   std::string type;
@@ -57,6 +64,7 @@ struct FunctionInfo {
 struct Module {
   std::string file;
   std::vector<ClassInfo> classes;
+  std::vector<FieldRef> fields;  // every field of every class, class by class
   std::vector<GlobalInfo> globals;
   std::vector<FunctionInfo> functions;
   std::vector<std::uint64_t> constants;  // 64-bit ints and double bits (null has LOADNULL)

@@ -4,7 +4,7 @@
 // kinds (one letter each in the signature below):
 //   d  destination local slot     s  source local slot      i  signed 32-bit immediate
 //   k  constant-pool index        g  global index           j  absolute jump target (word)
-//   c  class index                f  field index (ref or scalar, by opcode)
+//   c  class index                f  index into Module::fields
 //   t  string-literal index       n  function index
 // CALL is variable-length: n, d (or kNoSlot), argc, then argc source slots.
 //

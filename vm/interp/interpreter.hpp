@@ -48,6 +48,10 @@ class Interpreter {
   Interpreter(const Module& module, Binding& binding, std::vector<std::int64_t> args, std::FILE* out = stdout)
       : m_(module), heap_(binding), args_(std::move(args)), out_(out) {
     for (const ClassInfo& c : m_.classes) classes_.push_back(heap_.register_class(c.ref_fields, c.scalar_fields));
+    for (const FieldRef& f : m_.fields) {
+      const FieldInfo& info = m_.classes[f.class_index].fields[f.field];
+      fields_.push_back(heap_.field_handle(classes_[f.class_index], info.is_ref, info.index));
+    }
     globals_.assign(m_.globals.size(), 0);
     for (std::size_t g = 0; g < m_.globals.size(); ++g)
       if (m_.globals[g].is_ref) {
@@ -130,6 +134,7 @@ class Interpreter {
   std::vector<std::int64_t> args_;
   std::FILE* out_;
   std::vector<typename Binding::ClassHandle> classes_;
+  std::vector<typename Binding::FieldHandle> fields_;  // by Module::fields index
   std::vector<std::uint64_t> globals_;
   std::vector<std::uint32_t> ref_globals_;
   std::vector<std::vector<std::uint64_t>> images_;
@@ -150,6 +155,7 @@ int Interpreter<Binding>::run() {
   std::copy(images_[m_.main_function].begin(), images_[m_.main_function].end(), fp);
   std::uint64_t* const globals = globals_.data();
   const std::uint64_t* const constants = m_.constants.data();
+  const typename Binding::FieldHandle* const fields = fields_.data();
   constexpr Ref kNull = Binding::kNull;
   std::uint64_t return_value = 0;
 
@@ -327,9 +333,9 @@ int Interpreter<Binding>::run() {
     if (callee_fp + callee->frame_size > slots_end || frames.size() >= CallStack::kMaxDepth)
       GCVM_FAIL("stack overflow ({} frames deep)", frames.size() + 1);
     const std::uint32_t argc = ip[3];
-    const std::vector<std::uint64_t>& image = images_[callee_index];
+    const std::uint64_t* image = images_[callee_index].data();
     for (std::uint32_t a = 0; a < argc; ++a) callee_fp[a] = fp[ip[4 + a]];
-    std::copy(image.begin() + argc, image.end(), callee_fp + argc);
+    for (std::uint32_t s = argc; s < callee->frame_size; ++s) callee_fp[s] = image[s];  // frames are small: no memcpy call
     frames.push_back(Frame{fn, fp, ip});
     fn = callee;
     fp = callee_fp;
@@ -370,28 +376,28 @@ int Interpreter<Binding>::run() {
     const Ref obj = R(2);
     if (obj == kNull) [[unlikely]]
       GCVM_FAIL("null dereference (reading a field of '{}', a {})", fn->slots[ip[2]].name, fn->slots[ip[2]].type);
-    R(1) = heap_.load_ref(obj, ip[3]);
+    R(1) = heap_.load_ref(obj, fields[ip[3]]);
     NEXT(4);
   }
   CASE(PUTR) {
     const Ref obj = R(1);
     if (obj == kNull) [[unlikely]]
       GCVM_FAIL("null dereference (writing a field of '{}', a {})", fn->slots[ip[1]].name, fn->slots[ip[1]].type);
-    heap_.store_ref(obj, ip[2], R(3));
+    heap_.store_ref(obj, fields[ip[2]], R(3));
     NEXT(4);
   }
   CASE(GETS) {
     const Ref obj = R(2);
     if (obj == kNull) [[unlikely]]
       GCVM_FAIL("null dereference (reading a field of '{}', a {})", fn->slots[ip[2]].name, fn->slots[ip[2]].type);
-    R(1) = heap_.load_scalar(obj, ip[3]);
+    R(1) = heap_.load_scalar(obj, fields[ip[3]]);
     NEXT(4);
   }
   CASE(PUTS) {
     const Ref obj = R(1);
     if (obj == kNull) [[unlikely]]
       GCVM_FAIL("null dereference (writing a field of '{}', a {})", fn->slots[ip[1]].name, fn->slots[ip[1]].type);
-    heap_.store_scalar(obj, ip[2], R(3));
+    heap_.store_scalar(obj, fields[ip[2]], R(3));
     NEXT(4);
   }
 #define GCVM_NEW_ARRAY(is_ref)                                                                \

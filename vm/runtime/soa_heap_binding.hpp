@@ -6,10 +6,11 @@
 // What a binding provides (a Boehm binding provides the same names):
 //   Ref            a guest reference as a 64-bit value; kNull is the null reference
 //   ClassHandle    what register_class returns for a guest class
-//   register_class(ref_fields, scalar_fields)
+//   FieldHandle    what field_handle returns for one field of a registered class
+//   register_class(ref_fields, scalar_fields), field_handle(cls, is_ref, index)
 //   allocate(cls), allocate_array(is_ref, length)   kNull when the heap is full: the
 //                  interpreter then collects (it owns the roots) and retries once
-//   load_ref/store_ref, load_scalar/store_scalar            object fields by index
+//   load_ref/store_ref, load_scalar/store_scalar      object fields, by FieldHandle
 //   array_length, load_element/store_element, load_scalar_element/store_scalar_element
 //   collect(roots, reason)   a full collection from exactly these roots
 //   used_bytes(), limit_bytes(), totals()                  heap statistics
@@ -47,12 +48,22 @@ class SoaHeapBinding {
  public:
   using Ref = std::uint64_t;
   using ClassHandle = ShapeId;
+  /// A field's index (its CSR edge slot, for the barrier) and its byte offset in the
+  /// block of its class's shape.
+  struct FieldHandle {
+    std::uint32_t index;
+    std::uint32_t offset;
+  };
   static constexpr Ref kNull = kNullRef;
   static constexpr std::uint64_t kArrayHeaderBytes = 16;
 
   SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify);
 
   ClassHandle register_class(std::uint32_t ref_fields, std::uint32_t scalar_fields);
+  FieldHandle field_handle(ClassHandle cls, bool is_ref, std::uint32_t index) const {
+    const ShapeLayout& layout = heap_.shapes().layout(cls);
+    return {index, is_ref ? layout.ref_offset(index) : layout.scalar_field_offset(index)};
+  }
 
   Ref allocate(ClassHandle cls) {
     const ObjectId id = heap_.allocate(cls);
@@ -70,11 +81,11 @@ class SoaHeapBinding {
     return id;
   }
 
-  Ref load_ref(Ref obj, std::uint32_t field) const { return heap_.load_ref(id(obj), field); }
+  Ref load_ref(Ref obj, FieldHandle f) const { return heap_.load_ref_at(id(obj), f.offset); }
   /// The write barrier for fields.
-  void store_ref(Ref obj, std::uint32_t field, Ref value) { heap_.store_ref(id(obj), field, id(value)); }
-  std::uint64_t load_scalar(Ref obj, std::uint32_t field) const { return heap_.load_scalar(id(obj), field); }
-  void store_scalar(Ref obj, std::uint32_t field, std::uint64_t value) { heap_.store_scalar(id(obj), field, value); }
+  void store_ref(Ref obj, FieldHandle f, Ref value) { heap_.store_ref_at(id(obj), f.index, f.offset, id(value)); }
+  std::uint64_t load_scalar(Ref obj, FieldHandle f) const { return heap_.load_scalar_at(id(obj), f.offset); }
+  void store_scalar(Ref obj, FieldHandle f, std::uint64_t value) { heap_.store_scalar_at(id(obj), f.offset, value); }
 
   std::uint64_t array_length(Ref array) const { return heap_.array_length(id(array)); }
   Ref load_element(Ref array, std::uint64_t index) const { return heap_.load_element(id(array), index); }
