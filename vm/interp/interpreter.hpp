@@ -330,7 +330,7 @@ int Interpreter<Binding>::run() {
     const std::uint32_t callee_index = ip[1];
     const FunctionInfo* callee = &m_.functions[callee_index];
     std::uint64_t* callee_fp = fp + fn->frame_size;
-    if (callee_fp + callee->frame_size > slots_end || frames.size() >= CallStack::kMaxDepth)
+    if (static_cast<std::size_t>(slots_end - callee_fp) < callee->frame_size || frames.size() >= CallStack::kMaxDepth)
       GCVM_FAIL("stack overflow ({} frames deep)", frames.size() + 1);
     const std::uint32_t argc = ip[3];
     const std::uint64_t* image = images_[callee_index].data();
