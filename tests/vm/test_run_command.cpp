@@ -101,6 +101,7 @@ TEST_CASE("bad flags and arguments exit 2 with one line") {
            Case{"run " + kWorkloads + "micro_single.gasm --refgraph=maybe", "--refgraph"},
            Case{"run " + kWorkloads + "micro_single.gasm --gc=quantum", "--gc=quantum is not a collector"},
            Case{"run " + kWorkloads + "micro_single.gasm --stats=xml", "--stats"},
+           Case{"run " + kWorkloads + "micro_single.gasm --gc-opt vector=on", "does not accept --gc-opt vector=on"},
            Case{"run " + kWorkloads + "micro_single.gasm -- ten", "program argument 'ten' is not a 64-bit integer"},
            Case{"disasm", "program is required"},
        }) {
@@ -111,6 +112,12 @@ TEST_CASE("bad flags and arguments exit 2 with one line") {
     CHECK(line_count(r.err) == 1);
     CHECK(r.err.find(c.says) != std::string::npos);
   }
+}
+
+TEST_CASE("gcvm run takes the collector flags every subcommand shares") {
+  const auto r = run_gcvm("run " + kWorkloads + "micro_single.gasm --gc=serial --gc-threads=2 --device=auto --stats=none");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "single item: 42\n");
 }
 
 TEST_CASE("gcvm disasm lists the bytecode") {
