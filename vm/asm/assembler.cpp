@@ -38,13 +38,18 @@ class Types {
   bool is_class(TypeId t) const { return nodes_[t].kind == Kind::Class; }
   bool assignable(TypeId to, TypeId from) const { return to == from || (from == kNull && is_ref(to)); }
   std::string name(TypeId t, const std::vector<ClassInfo>& classes) const {
+    std::string dims;  // iterative: a hostile program may nest arrays very deeply
+    while (nodes_[t].kind == Kind::Array) {
+      dims += "[]";
+      t = nodes_[t].elem;
+    }
     const TypeNode& n = nodes_[t];
     switch (n.kind) {
-      case Kind::Int: return "int";
-      case Kind::Float: return "float";
-      case Kind::Null: return "null";
-      case Kind::Class: return classes[n.cls].name;
-      case Kind::Array: return name(n.elem, classes) + "[]";
+      case Kind::Int: return "int" + dims;
+      case Kind::Float: return "float" + dims;
+      case Kind::Null: return "null" + dims;
+      case Kind::Class: return classes[n.cls].name + dims;
+      case Kind::Array: break;
     }
     return "?";
   }

@@ -191,7 +191,9 @@ class Parser {
     fn.body.push_back(std::move(item));
   }
 
-  Operand operand() {
+  /// `nested`: an element index or call argument, which must be a plain name or literal
+  /// (this also bounds the parser's recursion on hostile input).
+  Operand operand(bool nested = false) {
     const Token& t = take();
     Operand op;
     op.loc = t.loc;
@@ -207,17 +209,19 @@ class Parser {
       op.kind = Operand::Kind::Null;
       return op;
     }
+    if (nested && (at(Tok::Dot) || at(Tok::LBracket) || at(Tok::LParen)))
+      fail(peek(), "an index or call argument must be a plain name or literal, found '" + t.text + peek().text + "...'");
     if (accept(Tok::Dot)) {
       op.kind = Operand::Kind::Field;
       op.member = expect(Tok::Ident, "a field name after '.'").text;
     } else if (accept(Tok::LBracket)) {
       op.kind = Operand::Kind::Element;
-      op.args.push_back(operand());
+      op.args.push_back(operand(true));
       expect(Tok::RBracket, "']'");
     } else if (accept(Tok::LParen)) {
       op.kind = Operand::Kind::Call;
       if (!at(Tok::RParen)) {
-        do op.args.push_back(operand());
+        do op.args.push_back(operand(true));
         while (accept(Tok::Comma));
       }
       expect(Tok::RParen, "')'");

@@ -7,8 +7,8 @@
 //               { 'local' decl { ',' decl } | NAME ':' [ instr ] | instr } 'end'
 //   decl     := NAME ':' type          type := NAME { '[' ']' }
 //   instr    := MNEMONIC [ operand { ',' operand } ]
-//   operand  := INT | FLOAT | STRING | 'null' | NAME
-//             | NAME '.' NAME | NAME '[' operand ']' | NAME '(' [ operand { ',' operand } ] ')'
+//   operand  := simple | NAME '.' NAME | NAME '[' simple ']' | NAME '(' [ simple { ',' simple } ] ')'
+//   simple   := INT | FLOAT | STRING | 'null' | NAME
 //
 // A syntax error is reported and the parser resumes at the next line, so one pass
 // finds the syntax errors of every line.
