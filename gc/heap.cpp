@@ -35,20 +35,6 @@ Heap::~Heap() {
   }
 }
 
-std::uint32_t* Heap::ref_field(ObjectId obj, std::uint32_t field) const {
-  const std::uint32_t block = block_of(obj);
-  const ShapeLayout& layout = shapes_.layout(blocks_.shape_of_block(block));
-  auto* base = const_cast<std::byte*>(blocks_.block_data(block)) + layout.ref_offset(field);
-  return reinterpret_cast<std::uint32_t*>(base) + slot_of(obj);
-}
-
-std::uint64_t* Heap::scalar_field(ObjectId obj, std::uint32_t field) const {
-  const std::uint32_t block = block_of(obj);
-  const ShapeLayout& layout = shapes_.layout(blocks_.shape_of_block(block));
-  auto* base = const_cast<std::byte*>(blocks_.block_data(block)) + layout.scalar_field_offset(field);
-  return reinterpret_cast<std::uint64_t*>(base) + slot_of(obj);
-}
-
 bool Heap::prepare_block(std::uint32_t block, ShapeId shape) {
   const ShapeLayout& layout = shapes_.layout(shape);
   const ObjectId first = make_object_id(block, 0);

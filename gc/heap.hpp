@@ -85,6 +85,17 @@ class Heap {
     scalar_elements(array)[index] = value;
   }
 
+  // Field access at a precomputed byte offset (ShapeLayout::ref_offset / scalar_field_offset
+  // of the object's shape), for callers that know the shape statically (the VM's typed
+  // bytecode): no per-access layout lookup. Same contracts as the index forms above.
+  ObjectId load_ref_at(ObjectId obj, std::uint32_t offset) const { return *ref_at(obj, offset); }
+  void store_ref_at(ObjectId obj, std::uint32_t field, std::uint32_t offset, ObjectId target) {
+    *ref_at(obj, offset) = target;
+    if (config_.graph_mode == RefGraphMode::Barrier) graph_.record_store(obj, field, target);
+  }
+  std::uint64_t load_scalar_at(ObjectId obj, std::uint32_t offset) const { return *scalar_at(obj, offset); }
+  void store_scalar_at(ObjectId obj, std::uint32_t offset, std::uint64_t value) { *scalar_at(obj, offset) = value; }
+
   bool is_live(ObjectId obj) const { return obj != kNullRef && blocks_.is_allocated(obj); }
   /// Calls visit(id) for every live object, in id order.
   template <typename F>
@@ -145,8 +156,27 @@ class Heap {
   ObjectId allocate_array(ShapeId shape, std::uint64_t length);
   bool prepare_block(std::uint32_t block, ShapeId shape);
   void release_array(ObjectId array, SweepDebt& debt);
-  std::uint32_t* ref_field(ObjectId obj, std::uint32_t field) const;
-  std::uint64_t* scalar_field(ObjectId obj, std::uint32_t field) const;
+  std::uint32_t* ref_at(ObjectId obj, std::uint32_t offset) const {
+    auto* base = const_cast<std::byte*>(blocks_.block_data(block_of(obj))) + offset;
+    return reinterpret_cast<std::uint32_t*>(base) + slot_of(obj);
+  }
+  std::uint64_t* scalar_at(ObjectId obj, std::uint32_t offset) const {
+    auto* base = const_cast<std::byte*>(blocks_.block_data(block_of(obj))) + offset;
+    return reinterpret_cast<std::uint64_t*>(base) + slot_of(obj);
+  }
+  // Inline: array headers and the collector's side reach fields through these.
+  std::uint32_t* ref_field(ObjectId obj, std::uint32_t field) const {
+    const std::uint32_t block = block_of(obj);
+    const ShapeLayout& layout = shapes_.layout(blocks_.shape_of_block(block));
+    auto* base = const_cast<std::byte*>(blocks_.block_data(block)) + layout.ref_offset(field);
+    return reinterpret_cast<std::uint32_t*>(base) + slot_of(obj);
+  }
+  std::uint64_t* scalar_field(ObjectId obj, std::uint32_t field) const {
+    const std::uint32_t block = block_of(obj);
+    const ShapeLayout& layout = shapes_.layout(blocks_.shape_of_block(block));
+    auto* base = const_cast<std::byte*>(blocks_.block_data(block)) + layout.scalar_field_offset(field);
+    return reinterpret_cast<std::uint64_t*>(base) + slot_of(obj);
+  }
   ObjectId* ref_elements(ObjectId array) const {
     return reinterpret_cast<ObjectId*>(load_scalar(array, kArrayStorageField));
   }

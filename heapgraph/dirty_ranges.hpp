@@ -44,8 +44,12 @@ class DirtyRanges {
  private:
   static void mark(std::vector<std::uint64_t>& bits, std::uint64_t chunk) {
     const std::uint64_t word = chunk >> 6;
-    if (word >= bits.size()) bits.resize(word + 1 + bits.size() / 2, 0);
+    if (word >= bits.size()) [[unlikely]] grow(bits, word);
     bits[word] |= std::uint64_t{1} << (chunk & 63);
+  }
+  /// Out of line so that `mark` stays small enough to inline into every barrier.
+  [[gnu::noinline]] static void grow(std::vector<std::uint64_t>& bits, std::uint64_t word) {
+    bits.resize(word + 1 + bits.size() / 2, 0);
   }
   static void mark_span(std::vector<std::uint64_t>& bits, std::uint64_t begin, std::uint64_t end,
                         std::uint64_t chunk_size) {

@@ -41,9 +41,9 @@ TEST_CASE("gcvm mark --gc=gpu-bfs reports the serial marker's counts and its dev
   }
 }
 
-TEST_CASE("device errors: a named device that does not exist is one line and exit 4; auto falls back once") {
+TEST_CASE("device errors: a named device that does not exist is one line and exit 5; auto falls back once") {
   const auto missing = run_gcvm("mark --graph=single --gc=gpu-bfs --device=opencl:99");
-  CHECK(missing.exit_code == 4);
+  CHECK(missing.exit_code == 5);
   CHECK(line_count(missing.err) == 1);
   CHECK(missing.err.find("gcvm: device error:") == 0);
   const auto bad = run_gcvm("mark --graph=single --gc=gpu-bfs --device=tpu");

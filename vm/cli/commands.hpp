@@ -1,7 +1,9 @@
 // The gcvm command line: one subcommand per file, each registering itself on the
 // CLI11 app and running when selected. Exit codes, shared by every subcommand:
 //   0 success · 1 a check failed (--verify) or an internal error · 2 bad input
-//   (flags, specs, programs, files, impossible sizes) · 3 out of memory · 4 a device
+//   (flags, specs, programs, files, impossible sizes) · 3 out of memory · 4 a guest
+//   program's run-time error (null dereference, index out of range, stack overflow,
+//   division by zero; `gcvm run` prints it with the guest stack trace) · 5 a device
 //   (GPU) error: no usable device was named, device memory ran out, a kernel failed.
 #pragma once
 
@@ -17,7 +19,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitOutOfMemory = 3;
-inline constexpr int kExitDeviceError = 4;
+inline constexpr int kExitGuestError = 4;
+inline constexpr int kExitDeviceError = 5;
 
 /// A bad-input error raised by a subcommand itself (every InputError exits 2).
 class UsageError : public InputError {
@@ -33,5 +36,9 @@ std::function<int()> register_devices_command(CLI::App& app);
 std::function<int()> register_replay_command(CLI::App& app);
 /// Registers `gcvm trace dump|stats`.
 std::function<int()> register_trace_command(CLI::App& app);
+/// Registers `gcvm run` (vm/cli/run_command.cpp).
+std::function<int()> register_run_command(CLI::App& app);
+/// Registers `gcvm disasm` (vm/cli/disasm_command.cpp).
+std::function<int()> register_disasm_command(CLI::App& app);
 
 }  // namespace gcvm::cli

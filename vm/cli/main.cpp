@@ -12,6 +12,7 @@
 #include "gc/gc_options.hpp"
 #include "gc/heap_materializer.hpp"
 #include "heapgraph/graph_spec.hpp"
+#include "vm/asm/diagnostics.hpp"
 #include "vm/cli/commands.hpp"
 
 int main(int argc, char** argv) {
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
   auto run_devices = cli::register_devices_command(app);
   auto run_replay = cli::register_replay_command(app);
   auto run_trace = cli::register_trace_command(app);
+  auto run_run = cli::register_run_command(app);
+  auto run_disasm = cli::register_disasm_command(app);
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -52,6 +55,11 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("devices")) return run_devices();
     if (app.got_subcommand("replay")) return run_replay();
     if (app.got_subcommand("trace")) return run_trace();
+    if (app.got_subcommand("run")) return run_run();
+    if (app.got_subcommand("disasm")) return run_disasm();
+  } catch (const vm::AssemblyError& e) {
+    for (const std::string& line : e.lines()) fmt::print(stderr, "{}\n", line);
+    return cli::kExitBadInput;
   } catch (const InputError& e) {
     fmt::print(stderr, "gcvm: {}\n", e.what());
     return cli::kExitBadInput;

@@ -1,0 +1,37 @@
+// What `gcvm run` reports about the collector: one -Xlog:gc-style line per collection
+// (--gc-log) and the end-of-run summary, as text or JSON (--stats). Per-collection
+// JSON objects are gc/stats_report.hpp's collection_json.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gc/collector.hpp"
+#include "vm/runtime/soa_heap_binding.hpp"
+
+namespace gcvm::vm {
+
+struct RunFacts {
+  std::string program;
+  std::string collector;
+  std::string refgraph;  // barrier | rebuild
+  std::uint64_t heap_limit_bytes = 0;
+  std::uint64_t heap_used_bytes = 0;  // at exit
+  AllocationTotals allocated;
+  double run_ms = 0;
+  int exit_status = 0;
+};
+
+/// "[gc N] reason: 12.0M->3.1M (64.0M), marked M, freed F, pause P ms (mark .. + sweep ..)".
+std::string gc_log_line(const CollectionStats& stats);
+
+/// Several lines: collections, total/max pause, mark/sweep split, allocation volume.
+std::string run_summary(const RunFacts& facts, const std::vector<CollectionStats>& collections);
+
+/// The same figures as JSON with a `collections` array of collection_json objects.
+nlohmann::json run_json(const RunFacts& facts, const std::vector<CollectionStats>& collections);
+
+}  // namespace gcvm::vm

@@ -1,0 +1,123 @@
+// The VM's one interface to the garbage collector (DESIGN.md: shapes, allocation,
+// barrier, root enumeration), after MMTk's VMBinding. The interpreter is a template
+// over a binding type, so every heap access is a direct, inlinable call; this is the
+// only binding today (the SOA heap with a Collector and a marker from make_marker).
+//
+// What a binding provides (a Boehm binding provides the same names):
+//   Ref            a guest reference as a 64-bit value; kNull is the null reference
+//   ClassHandle    what register_class returns for a guest class
+//   FieldHandle    what field_handle returns for one field of a registered class
+//   register_class(ref_fields, scalar_fields), field_handle(cls, is_ref, index)
+//   allocate(cls), allocate_array(is_ref, length)   kNull when the heap is full: the
+//                  interpreter then collects (it owns the roots) and retries once
+//   load_ref/store_ref, load_scalar/store_scalar      object fields, by FieldHandle
+//   array_length, load_element/store_element, load_scalar_element/store_scalar_element
+//   collect(roots, reason)   a full collection from exactly these roots
+//   used_bytes(), limit_bytes(), totals()                  heap statistics
+//
+// Invariants of this binding:
+// - A Ref is an ObjectId (DESIGN.md 1) zero-extended to 64 bits; kNull is kNullRef.
+// - store_ref and store_element are the only ways a reference enters the heap; they
+//   are gcvm's single write barrier (Heap::store_ref / Heap::store_element), so in
+//   barrier mode the CSR is current at every collection (DESIGN.md 3).
+// - Allocation, reference stores and collections each happen in exactly one function
+//   here, the hook points for the heap-trace recorder (TODO(#7): record them).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gc/collector.hpp"
+#include "gc/heap.hpp"
+#include "gc/marker.hpp"
+
+namespace gcvm::vm {
+
+/// Allocation volume since the start of the run.
+struct AllocationTotals {
+  std::uint64_t objects = 0;
+  std::uint64_t arrays = 0;
+  std::uint64_t bytes = 0;  // object payload (4 B per ref field, 8 B per scalar) + array headers and elements
+};
+
+class SoaHeapBinding {
+ public:
+  using Ref = std::uint64_t;
+  using ClassHandle = ShapeId;
+  /// A field's index (its CSR edge slot, for the barrier) and its byte offset in the
+  /// block of its class's shape.
+  struct FieldHandle {
+    std::uint32_t index;
+    std::uint32_t offset;
+  };
+  static constexpr Ref kNull = kNullRef;
+  static constexpr std::uint64_t kArrayHeaderBytes = 16;
+
+  SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify);
+
+  ClassHandle register_class(std::uint32_t ref_fields, std::uint32_t scalar_fields);
+  FieldHandle field_handle(ClassHandle cls, bool is_ref, std::uint32_t index) const {
+    const ShapeLayout& layout = heap_.shapes().layout(cls);
+    return {index, is_ref ? layout.ref_offset(index) : layout.scalar_field_offset(index)};
+  }
+
+  Ref allocate(ClassHandle cls) {
+    const ObjectId id = heap_.allocate(cls);
+    if (id == kNullRef) return kNull;
+    ++totals_.objects;
+    totals_.bytes += object_bytes_[cls];
+    return id;
+  }
+  Ref allocate_array(bool is_ref, std::uint64_t length) {
+    if (length > Heap::kMaxArrayLength) return kNull;
+    const ObjectId id = is_ref ? heap_.allocate_ref_array(length) : heap_.allocate_scalar_array(length);
+    if (id == kNullRef) return kNull;
+    ++totals_.arrays;
+    totals_.bytes += kArrayHeaderBytes + length * (is_ref ? sizeof(ObjectId) : 8);
+    return id;
+  }
+
+  Ref load_ref(Ref obj, FieldHandle f) const { return heap_.load_ref_at(id(obj), f.offset); }
+  /// The write barrier for fields.
+  void store_ref(Ref obj, FieldHandle f, Ref value) { heap_.store_ref_at(id(obj), f.index, f.offset, id(value)); }
+  std::uint64_t load_scalar(Ref obj, FieldHandle f) const { return heap_.load_scalar_at(id(obj), f.offset); }
+  void store_scalar(Ref obj, FieldHandle f, std::uint64_t value) { heap_.store_scalar_at(id(obj), f.offset, value); }
+
+  std::uint64_t array_length(Ref array) const { return heap_.array_length(id(array)); }
+  Ref load_element(Ref array, std::uint64_t index) const { return heap_.load_element(id(array), index); }
+  /// The write barrier for reference arrays.
+  void store_element(Ref array, std::uint64_t index, Ref value) { heap_.store_element(id(array), index, id(value)); }
+  std::uint64_t load_scalar_element(Ref array, std::uint64_t index) const {
+    return heap_.load_scalar_element(id(array), index);
+  }
+  void store_scalar_element(Ref array, std::uint64_t index, std::uint64_t value) {
+    heap_.store_scalar_element(id(array), index, value);
+  }
+
+  /// A full collection; `on_collection` (if set) sees its statistics.
+  const CollectionStats& collect(std::span<const Ref> roots, std::string reason);
+  std::function<void(const CollectionStats&)> on_collection;
+
+  std::uint64_t used_bytes() const { return heap_.used_bytes(); }
+  std::uint64_t limit_bytes() const { return heap_.limit_bytes(); }
+  const AllocationTotals& totals() const { return totals_; }
+  const std::vector<CollectionStats>& collections() const { return collections_; }
+  std::string_view collector_name() const { return collector_.marker().name(); }
+  Heap& heap() { return heap_; }
+
+ private:
+  static ObjectId id(Ref ref) { return static_cast<ObjectId>(ref); }
+
+  Heap heap_;
+  Collector collector_;
+  std::vector<std::uint64_t> object_bytes_;  // by ShapeId
+  std::vector<ObjectId> root_ids_;
+  std::vector<CollectionStats> collections_;
+  AllocationTotals totals_;
+};
+
+}  // namespace gcvm::vm
