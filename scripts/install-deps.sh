@@ -7,6 +7,7 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libgc-dev lua5.4
+  gnuplot-nox
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -26,4 +26,7 @@ class UsageError : public InputError {
 /// Registers `gcvm mark`; the returned function runs it (after parsing) and returns the exit code.
 std::function<int()> register_mark_command(CLI::App& app);
 
+/// Registers `gcvm analyze` (vm/cli/analyze_command.cpp).
+std::function<int()> register_analyze_command(CLI::App& app);
+
 }  // namespace gcvm::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "gcvm 0.1");
   auto run_mark = cli::register_mark_command(app);
+  auto run_analyze = cli::register_analyze_command(app);
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
 
   try {
     if (app.got_subcommand("mark")) return run_mark();
+    if (app.got_subcommand("analyze")) return run_analyze();
   } catch (const InputError& e) {
     fmt::print(stderr, "gcvm: {}\n", e.what());
     return cli::kExitBadInput;
