@@ -9,12 +9,13 @@ namespace {
 constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
 }
 
-ByteReader::ByteReader(std::istream& in, std::string name) : in_(in), name_(std::move(name)), buffer_(kBufferBytes) {
+ByteReader::ByteReader(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {
   in_.clear();
   in_.seekg(0, std::ios::end);
   const auto end = in_.tellg();
   if (!in_ || end < 0) throw ImportError(name_, 0, "cannot read the file (not a seekable regular file)");
   size_ = static_cast<std::uint64_t>(end);
+  buffer_.resize(static_cast<std::size_t>(std::clamp<std::uint64_t>(size_, 64, kBufferBytes)));
   rewind();
 }
 

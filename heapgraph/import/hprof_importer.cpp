@@ -21,6 +21,7 @@ constexpr std::uint8_t kTagString = 0x01;
 constexpr std::uint8_t kTagLoadClass = 0x02;
 constexpr std::uint8_t kTagHeapDump = 0x0C;
 constexpr std::uint8_t kTagHeapDumpSegment = 0x1C;
+constexpr std::uint8_t kTagHeapDumpEnd = 0x2C;
 
 // Heap dump sub-record tags.
 constexpr std::uint8_t kRootUnknown = 0xFF;
@@ -122,6 +123,7 @@ class HprofImporter {
     progress_ = &progress;
     read_header();
     current_ = 0;
+    bool saw_heap_dump = false, segments_open = false;
     while (!reader_.at_limit()) {
       const std::uint64_t start = reader_.offset();
       const std::uint8_t tag = reader_.u1();
@@ -133,7 +135,11 @@ class HprofImporter {
       const std::uint64_t end = reader_.offset() + length;
       const std::uint64_t file_limit = reader_.set_limit(end, tag == kTagHeapDumpSegment ? "its HEAP_DUMP_SEGMENT" : "its record");
       if (tag == kTagHeapDump || tag == kTagHeapDumpSegment) {
+        saw_heap_dump = true;
+        segments_open = tag == kTagHeapDumpSegment || segments_open;
         while (!reader_.at_limit()) sub_record();
+      } else if (tag == kTagHeapDumpEnd) {
+        segments_open = false;
       } else if (tag == kTagString && pass == Pass::Collect) {
         string_record(length);
       } else if (tag == kTagLoadClass && pass == Pass::Collect) {
@@ -146,6 +152,8 @@ class HprofImporter {
       reader_.restore_limit(file_limit, "the file");
       progress.update(reader_.offset());
     }
+    if (!saw_heap_dump) reader_.fail("the file holds no HEAP_DUMP or HEAP_DUMP_SEGMENT record (truncated?)");
+    if (segments_open) reader_.fail("the heap dump segments are not followed by HEAP_DUMP_END (truncated?)");
     if (pass == Pass::Create && current_ != ids_count_)
       reader_.fail("the file changed between passes");
   }

@@ -95,6 +95,7 @@ TEST_CASE("HPROF: wide objects become reference arrays; all slots survive") {
   w.obj_array(0x200, 0x100, elements);
   w.root(0xFF, 0x200);
   w.end_record();
+  w.other_record(0x2C, "");
   AdjacencyGraph g;
   const ImportSummary s = import(w.bytes(), g);
   CHECK(s.objects == 2);
@@ -116,15 +117,18 @@ TEST_CASE("HPROF: malformed structure is reported with the file and byte offset"
   dup.class_dump(0x10, 0, 0, 0, 0, {}, {}, {});
   dup.class_dump(0x10, 0, 0, 0, 0, {}, {}, {});
   dup.end_record();
+  dup.other_record(0x2C, "");
   HprofWriter no_class(4);
   no_class.begin_record(0x1C);
   no_class.instance(0x20, 0x10, {});
   no_class.end_record();
+  no_class.other_record(0x2C, "");
   HprofWriter wrong_size(4);
   wrong_size.begin_record(0x1C);
   wrong_size.class_dump(0x10, 0, 0, 0, 0, {}, {}, {{1, 10}});
   wrong_size.instance(0x20, 0x10, {{4, 1}});
   wrong_size.end_record();
+  wrong_size.other_record(0x2C, "");
   HprofWriter bad_tag(4);
   bad_tag.begin_record(0x1C);
   bad_tag.u1(0x42);
@@ -135,6 +139,7 @@ TEST_CASE("HPROF: malformed structure is reported with the file and byte offset"
   cycle.class_dump(0x30, 0x10, 0, 0, 0, {}, {}, {});
   cycle.instance(0x20, 0x10, {{10, 1}});
   cycle.end_record();
+  cycle.other_record(0x2C, "");
   HprofWriter huge(4);
   huge.begin_record(0x1C);
   huge.u1(0x22), huge.u4(0x20), huge.u4(0), huge.u4(0xFFFFFFFF), huge.u4(0x10);

@@ -254,3 +254,30 @@ TEST_CASE("real V8 heap snapshot from v8.writeHeapSnapshot()") {
   CHECK(reachable == static_cast<std::uint64_t>(std::count(seen.begin(), seen.end(), true)));
   CHECK(summary.edges_weak > 0);
 }
+
+TEST_CASE("real dumps cut short are rejected with the file and an offset") {
+  for (const char* relative : {"java/all.hprof", "v8/node.heapsnapshot"}) {
+    const fs::path file = fs::path(GCVM_SNAPSHOT_DIR) / relative;
+    if (!fs::exists(file)) {
+      MESSAGE("no " << file.string() << ": skipped");
+      continue;
+    }
+    const std::string bytes = slurp(file);
+    const fs::path cut_file = fs::path(GCVM_SNAPSHOT_DIR) / (std::string("cut-") + file.filename().string());
+    for (int i = 1; i < 16; ++i) {
+      const std::size_t cut = bytes.size() * static_cast<std::size_t>(i) / 16 + static_cast<std::size_t>(i);
+      std::ofstream(cut_file, std::ios::binary) << bytes.substr(0, cut);
+      gcvm::AdjacencyGraph graph;
+      std::string message;
+      try {
+        gcvm::import_heap_file(cut_file.string(), graph);
+      } catch (const gcvm::ImportError& e) {
+        message = e.what();
+        CHECK(e.offset() <= cut);
+      }
+      CAPTURE(cut);
+      CHECK(message.starts_with(cut_file.string() + ": byte "));
+    }
+    fs::remove(cut_file);
+  }
+}
