@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 
+#include "gc/stopwatch.hpp"
 #include "heapgraph/csr_graph.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "heapgraph/heap_shape.hpp"
@@ -62,6 +63,7 @@ int run_analyze(const AnalyzeArgs& args) {
   for (std::uint64_t cap : args.width_caps)
     if (cap == 0) throw UsageError("--width-cap=0: a width cap is a positive number of objects per step");
 
+  const Stopwatch load_clock;
   CsrGraph graph;
   nlohmann::json source;
   std::string title;
@@ -91,10 +93,15 @@ int run_analyze(const AnalyzeArgs& args) {
     import_line = fmt::format("graph {} (seed {}): {} objects\n", spec.text, args.seed, graph.object_count());
   }
 
+  const double load_ms = load_clock.elapsed_ms();
+  const Stopwatch analyze_clock;
   const HeapShape shape = analyze_heap_shape(graph, args.width_caps);
+  const double analyze_ms = analyze_clock.elapsed_ms();
   nlohmann::json report = heap_shape_json(shape);
   report["command"] = "analyze";
   report["source"] = source;
+  report["load_ms"] = load_ms;
+  report["analyze_ms"] = analyze_ms;
 
   std::string plot_note;
   if (!args.out.empty()) {
@@ -130,6 +137,7 @@ int run_analyze(const AnalyzeArgs& args) {
   fmt::print("  BFS steps: uncapped {} (widest {})", shape.levels.size(), widest);
   for (const auto& [cap, levels] : shape.capped_levels) fmt::print(", cap {}: {}", cap, levels.size());
   fmt::print("\n");
+  fmt::print("  loaded in {:.2f} s, analyzed in {:.2f} s\n", load_ms / 1000, analyze_ms / 1000);
   if (!args.out.empty())
     fmt::print("  wrote {}/: levels.csv, degrees.csv, shape.json{}\n", args.out, plot_note);
   return kExitOk;
