@@ -80,15 +80,15 @@ std::string gnuplot_script(const HeapShape& shape, const std::string& dir, const
   gp += "set key top right autotitle columnhead\nset grid\nset logscale y\n";
   gp += fmt::format("set output {}\n", gp_quote(dir + "/levels." + ext));
   gp += fmt::format("set title {}\n", gp_quote("Objects per BFS step from the roots: " + title));
-  gp += "set xlabel 'step (depth when uncapped)'\nset ylabel 'objects taken in the step'\n";
+  gp += "set logscale x\nset xlabel 'step + 1 (step = depth when uncapped)'\nset ylabel 'objects taken in the step'\n";
   // The capped series first, so that the uncapped one is drawn on top.
   gp += "set yrange [0.8:*]\n";
   const std::string levels_file = gp_quote(dir + "/levels.csv");
   gp += "plot ";
   int column = 3;
   for (const auto& entry : shape.capped_levels)
-    gp += fmt::format("{} using 1:{} with steps lw 1.5 title 'width cap {}', ", levels_file, column++, entry.first);
-  gp += fmt::format("{} using 1:2 with steps lw 3 lc rgb 'black' title 'uncapped'\n", levels_file);
+    gp += fmt::format("{} using ($1 + 1):{} with steps lw 1.5 title 'width cap {}', ", levels_file, column++, entry.first);
+  gp += fmt::format("{} using ($1 + 1):2 with steps lw 3 lc rgb 'black' title 'uncapped'\n", levels_file);
   gp += fmt::format("set output {}\n", gp_quote(dir + "/degrees." + ext));
   gp += fmt::format("set title {}\n", gp_quote("Out-degree distribution of reachable objects: " + title));
   gp += "set logscale x\nset xlabel 'non-null references per object (0 drawn at 0.5)'\nset ylabel 'objects'\n";

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <numeric>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -370,22 +369,49 @@ class HprofImporter {
   // ---- between passes ----
 
   void build_index() {
-    std::vector<std::uint32_t> order(ids_.size());
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return ids_[a] < ids_[b]; });
-    sorted_ids_.resize(ids_.size());
-    for (std::size_t i = 0; i < order.size(); ++i) sorted_ids_[i] = ids_[order[i]];
-    handles_ = std::move(order);
+    // Sorting (id, handle) pairs in place is several times faster than sorting handles
+    // by an indirect key; dumps written in address order are already sorted.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed(ids_.size());
+    for (std::size_t i = 0; i < ids_.size(); ++i) keyed[i] = {ids_[i], static_cast<std::uint32_t>(i)};
     ids_ = {};
+    if (!std::is_sorted(keyed.begin(), keyed.end())) std::sort(keyed.begin(), keyed.end());
+    sorted_ids_.resize(keyed.size());
+    handles_.resize(keyed.size());
+    for (std::size_t i = 0; i < keyed.size(); ++i) {
+      sorted_ids_[i] = keyed[i].first;
+      handles_[i] = keyed[i].second;
+    }
+    keyed = {};
+    build_buckets();
     summary_.objects = sorted_ids_.size();
     root_bits_.assign(sorted_ids_.size(), false);
     ids_count_ = sorted_ids_.size();
   }
 
   SinkHandle lookup(std::uint64_t object_id) const {
-    const auto it = std::lower_bound(sorted_ids_.begin(), sorted_ids_.end(), object_id);
-    if (it == sorted_ids_.end() || *it != object_id) return kNoHandle;
+    if (sorted_ids_.empty() || object_id < sorted_ids_.front() || object_id > sorted_ids_.back()) return kNoHandle;
+    const std::uint64_t bucket = (object_id - sorted_ids_.front()) >> bucket_shift_;
+    const auto first = sorted_ids_.begin() + bucket_start_[bucket];
+    const auto last = sorted_ids_.begin() + bucket_start_[bucket + 1];
+    const auto it = std::lower_bound(first, last, object_id);
+    if (it == last || *it != object_id) return kNoHandle;
     return handles_[static_cast<std::size_t>(it - sorted_ids_.begin())];
+  }
+
+  // Ids are heap addresses, spread over a range: one bucket per 2^shift ids of the range
+  // (about one object per bucket) turns a lookup into one or two cache misses, where a
+  // binary search over tens of millions of ids would take ~25. Skewed ids only make
+  // the in-bucket binary search longer.
+  void build_buckets() {
+    bucket_shift_ = 0;
+    if (sorted_ids_.empty()) return;
+    const std::uint64_t span = sorted_ids_.back() - sorted_ids_.front();
+    const std::uint64_t buckets_wanted = std::max<std::uint64_t>(1, sorted_ids_.size());
+    while (bucket_shift_ < 63 && (span >> bucket_shift_) >= buckets_wanted) ++bucket_shift_;
+    const std::uint64_t buckets = (span >> bucket_shift_) + 1;
+    bucket_start_.assign(buckets + 1, 0);
+    for (std::uint64_t id : sorted_ids_) ++bucket_start_[((id - sorted_ids_.front()) >> bucket_shift_) + 1];
+    for (std::uint64_t b = 0; b < buckets; ++b) bucket_start_[b + 1] += bucket_start_[b];
   }
 
   void resolve_weak_names() {
@@ -395,11 +421,12 @@ class HprofImporter {
   }
 
   const ClassInfo& resolved_class(std::uint64_t class_id, std::uint64_t at) {
+    if (last_class_ != nullptr && last_class_->id == class_id) return *last_class_;
     const auto found = class_index_.find(class_id);
     if (found == class_index_.end())
       reader_.fail_at(at, "instance of class " + hex(class_id) + ", which has no CLASS_DUMP in the file");
     ClassInfo& cls = classes_[found->second];
-    if (cls.layout_begin != kUnresolved) return cls;
+    if (cls.layout_begin != kUnresolved) return *(last_class_ = &cls);
     cls.layout_begin = static_cast<std::uint32_t>(layout_pool_.size());
     std::uint64_t current = class_id;
     for (unsigned depth = 0; current != 0; ++depth) {
@@ -421,6 +448,7 @@ class HprofImporter {
       current = c.super;
     }
     cls.layout_count = static_cast<std::uint32_t>(layout_pool_.size() - cls.layout_begin);
+    last_class_ = &cls;
     return cls;
   }
 
@@ -436,10 +464,13 @@ class HprofImporter {
   std::vector<std::uint64_t> ids_;         // pass 1: object ids in file order
   std::vector<std::uint64_t> sorted_ids_;  // then: sorted ids ...
   std::vector<std::uint32_t> handles_;     // ... and the handle of each
+  std::vector<std::uint32_t> bucket_start_;  // first index in sorted_ids_ of each id bucket
+  unsigned bucket_shift_ = 0;
   std::uint64_t ids_count_ = 0;
   std::vector<bool> root_bits_;
 
   std::vector<ClassInfo> classes_;
+  const ClassInfo* last_class_ = nullptr;  // instances of one class often come in runs
   std::unordered_map<std::uint64_t, std::uint32_t> class_index_;
   std::vector<FieldDesc> field_pool_;
   std::vector<std::uint8_t> layout_pool_;

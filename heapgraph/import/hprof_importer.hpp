@@ -22,11 +22,12 @@
 // Unsorted input and bounded memory. HPROF is not sorted: an instance may precede
 // its class dump, and any object may reference objects further on. The importer
 // therefore reads the file three times, keeping only O(objects) small integers:
-//   pass 1  records every object id in file order (8 bytes per object, 4 with 4-byte
-//           ids would do but one width keeps the code simple), the class dumps'
-//           descriptors (O(classes x fields)), the ids of the two strings it looks
-//           for and the LOAD_CLASS name table (O(classes)); then sorts the ids into
-//           an id -> handle index (12 bytes per object);
+//   pass 1  records every object id in file order (8 bytes per object), the class
+//           dumps' descriptors (O(classes x fields)), the ids of the two strings it
+//           looks for and the LOAD_CLASS name table (O(classes)); then sorts (id,
+//           handle) pairs (24 bytes per object at the peak) into an id -> handle
+//           index: sorted ids, their handles and value-range buckets over the ids
+//           (16 bytes per object);
 //   pass 2  creates every object in file order, each with its final slot count;
 //   pass 3  stores every reference and marks roots (one bit per object); the roots
 //           are added to the sink at the end, in handle order.
