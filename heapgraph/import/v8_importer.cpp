@@ -190,11 +190,14 @@ class SnapshotReader final : public nlohmann::json_sax<json> {
     if (section_ != Section::Nodes && section_ != Section::Edges) return scalar();
     if (stack_.size() != 2) fail(std::string("\"") + (section_ == Section::Nodes ? "nodes" : "edges") + "\" must be an array");
     if (value == kNone) fail("expected a non-negative integer");
-    const std::uint64_t index = stack_.back().elements++;
+    // The field index within the current node or edge, without a division per number.
+    const std::uint64_t field = stack_.back().elements++ == 0 ? (field_ = 0) : field_;
+    const std::uint64_t fields = section_ == Section::Nodes ? node_field_count_ : edge_field_count_;
+    field_ = field + 1 == fields ? 0 : field + 1;
     if (section_ == Section::Nodes)
-      node_value(index % node_field_count_, value);
+      node_value(field, value);
     else
-      edge_value(index % edge_field_count_, value);
+      edge_value(field, value);
     return true;
   }
 
@@ -269,6 +272,7 @@ class SnapshotReader final : public nlohmann::json_sax<json> {
   std::uint64_t weak_type_ = kNone;
 
   std::vector<std::uint32_t> edge_counts_;  // per node, the only per-object state
+  std::uint64_t field_ = 0;                 // field index of the next number in "nodes" or "edges"
   std::uint64_t node_edges_ = 0, node_bytes_ = 0, declared_edges_ = 0;
   std::uint64_t edge_type_ = 0, edge_to_ = 0, source_ = 0, slot_ = 0, edges_seen_ = 0;
 };
