@@ -48,6 +48,11 @@ TEST_CASE("gcvm analyze --graph: levels, caps and degrees in JSON") {
   CHECK(j["degree_histogram"] == nlohmann::json::array({{0, 1000}, {1000, 1}}));
   CHECK(j["no_reference_share"].get<double>() == doctest::Approx(1000.0 / 1001));
   CHECK(j["source"]["graph"] == "wide:1000");
+
+  const auto repeated = run_gcvm("analyze --graph=wide:1000 --width-cap=100 --width-cap=300 --stats=json");
+  REQUIRE(repeated.exit_code == 0);
+  const auto k = nlohmann::json::parse(repeated.out);
+  CHECK(k["depth"] == nlohmann::json{{"uncapped", 2}, {"100", 11}, {"300", 5}});
 }
 
 TEST_CASE("gcvm analyze FILE --out writes CSV, JSON and gnuplot plots") {
@@ -92,6 +97,7 @@ TEST_CASE("gcvm analyze FILE --out writes CSV, JSON and gnuplot plots") {
 TEST_CASE("gcvm analyze: bad input gives one line and exit code 2") {
   const auto garbage = write_scratch("garbage.bin", "not a heap at all");
   const auto truncated = write_scratch("truncated.hprof", gcvm::test::sample_hprof(4).substr(0, 100));
+  const auto trace = write_scratch("run.trace", std::string("GCVMTRAC\x01\0\0\0", 12));
   struct Case {
     std::string args;
     std::string says;
@@ -101,6 +107,7 @@ TEST_CASE("gcvm analyze: bad input gives one line and exit code 2") {
            Case{"analyze " + garbage.string() + " --graph=single", "FILE or --graph"},
            Case{"analyze " + garbage.string(), garbage.string() + ": byte 0: not a gcvm trace"},
            Case{"analyze " + truncated.string(), truncated.string() + ": byte "},
+           Case{"analyze " + trace.string(), trace.string() + ": byte 0: is a gcvm trace"},
            Case{"analyze /nonexistent.hprof", "/nonexistent.hprof: byte 0: cannot open the file"},
            Case{"analyze --graph=single --width-cap=0", "--width-cap=0"},
            Case{"analyze --graph=single --plots=jpg", "--plots"},
