@@ -35,7 +35,7 @@ std::filesystem::path write_scratch(const std::string& name, const std::string& 
 }  // namespace
 
 TEST_CASE("gcvm analyze --graph: levels, caps and degrees in JSON") {
-  const auto r = run_gcvm("analyze --graph=wide:1000 --width-cap 128 256 --stats=json");
+  const auto r = run_gcvm("analyze --width-cap 128 --graph=wide:1000 --width-cap=256 --stats=json");
   REQUIRE(r.exit_code == 0);
   CHECK(r.err == "");
   const auto j = nlohmann::json::parse(r.out);

@@ -151,9 +151,9 @@ std::function<int()> register_analyze_command(CLI::App& app) {
   cmd->add_option("file", args->file, "HPROF dump or V8 heap snapshot (recognized by content)");
   cmd->add_option("--graph", args->graph, std::string("Synthetic heap instead of a file: ") + std::string(graph_spec_forms()));
   cmd->add_option("--seed", args->seed, "Seed for random graphs");
-  cmd->add_option("--width-cap", args->width_caps, "Maximum objects per BFS step (repeatable; default 128 256 1024 32768)")
-      ->take_all()
-      ->expected(1, 64);
+  cmd->add_option("--width-cap", args->width_caps, "Maximum objects per BFS step (repeat for several; default 128 256 1024 32768)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--out", args->out, "Directory for levels.csv, degrees.csv, shape.json and the plots");
   cmd->add_option("--plots", args->plots, "Plot format (drawn by gnuplot)")->check(CLI::IsMember({"png", "svg", "none"}));
   cmd->add_option("--weak-refs", args->weak_refs, "HPROF: treat java.lang.ref.Reference.referent as weak or strong")
