@@ -122,3 +122,25 @@ TEST_CASE("gcvm analyze: bad input gives one line and exit code 2") {
     CHECK(r.err.find(c.says) != std::string::npos);
   }
 }
+
+TEST_CASE("gcvm analyze draws a progress bar only on a terminal") {
+  const auto dump = write_scratch("progress.hprof", gcvm::test::sample_hprof(4));
+  const auto piped = run_gcvm("analyze " + dump.string());
+  REQUIRE(piped.exit_code == 0);
+  CHECK(piped.err == "");  // stderr is a file here: no bar
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    MESSAGE("util-linux 'script' is missing: the terminal case is not checked");
+    return;
+  }
+  // `script` runs the command on a pseudo-terminal and copies what it writes.
+  const std::string command = std::string("script -qec '") + GCVM_BINARY + " analyze " + dump.string() + "' /dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string terminal;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) terminal.append(buffer, n);
+  CHECK(pclose(pipe) == 0);
+  CHECK(terminal.find("reading HPROF (pass 1/3) [") != std::string::npos);
+  CHECK(terminal.find("100%") != std::string::npos);
+  CHECK(terminal.find("gcvm analyze: ") != std::string::npos);
+}
