@@ -27,7 +27,7 @@ static_assert(kMaxImportedRefFields * 4 + kMaxImportedScalarWords * 8 <= kImport
 /// Creates an object with `ref_slots` null references standing for `bytes` bytes of the source heap.
 inline SinkHandle create_imported_object(HeapSink& sink, std::uint64_t ref_slots, std::uint64_t bytes) {
   if (ref_slots > kMaxImportedRefFields) return sink.new_ref_array(ref_slots);
-  const std::uint64_t words = std::min(kMaxImportedScalarWords, (bytes + 7) / 8);
+  const std::uint64_t words = std::min(kMaxImportedScalarWords, bytes / 8 + (bytes % 8 != 0));
   return sink.new_object(static_cast<std::uint32_t>(ref_slots), static_cast<std::uint32_t>(words));
 }
 
