@@ -103,7 +103,7 @@ class HprofImporter {
     std::string version;
     for (std::uint8_t c = reader_.u1(); c != 0; c = reader_.u1()) {
       if (version.size() >= 32) reader_.fail("the HPROF header is not terminated by a NUL byte");
-      version.push_back(static_cast<char>(c));
+      version.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?');  // printable in messages
     }
     if (!version.starts_with("JAVA PROFILE 1.0.")) reader_.fail_at(0, "not an HPROF file (header '" + version + "')");
     const std::uint64_t at = reader_.offset();

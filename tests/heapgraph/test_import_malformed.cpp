@@ -120,3 +120,11 @@ TEST_CASE("a file of another format is rejected at byte 0 by the detector") {
     CHECK(message.starts_with("x.bin: byte 0: not a gcvm trace"));
   }
 }
+
+TEST_CASE("bytes of the file never break the one-line message") {
+  std::string header = gcvm::test::sample_hprof(4);
+  header[0] = '\n';
+  header[5] = '\r';
+  CHECK(import_checked(header, gcvm::HeapFormat::Hprof) == Outcome::Rejected);
+  CHECK(import_checked("{\"snapshot\":\n\x01\x02\n}", gcvm::HeapFormat::V8Snapshot) == Outcome::Rejected);
+}
