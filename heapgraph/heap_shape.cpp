@@ -10,6 +10,13 @@ double HeapShape::no_reference_share() const {
   return it == degree_histogram.end() ? 0.0 : static_cast<double>(it->second) / static_cast<double>(reachable);
 }
 
+double HeapShape::share_with_at_most(std::uint64_t degree) const {
+  if (reachable == 0) return 0.0;
+  std::uint64_t objects = 0;
+  for (auto it = degree_histogram.begin(); it != degree_histogram.end() && it->first <= degree; ++it) objects += it->second;
+  return static_cast<double>(objects) / static_cast<double>(reachable);
+}
+
 std::vector<std::uint64_t> bfs_levels(const CsrGraph& graph, std::uint64_t cap) {
   std::vector<bool> marked(graph.object_count(), false);
   std::vector<std::uint32_t> queue;  // every reachable object enters once; [head, size) is the frontier

@@ -39,6 +39,8 @@ struct HeapShape {
   std::uint64_t max_degree = 0;
   /// Share (0..1) of reachable objects with no references.
   double no_reference_share() const;
+  /// Share (0..1) of reachable objects with at most `degree` references (Maas §3.2 quotes 4 and 12).
+  double share_with_at_most(std::uint64_t degree) const;
 };
 
 /// Objects per step of a BFS from the roots taking at most `cap` objects per step (0 = uncapped).

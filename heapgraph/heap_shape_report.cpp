@@ -63,6 +63,8 @@ nlohmann::json heap_shape_json(const HeapShape& shape) {
       {"reachable_objects", shape.reachable},
       {"reachable_references", shape.reachable_references},
       {"no_reference_share", shape.no_reference_share()},
+      {"share_at_most_4_references", shape.share_with_at_most(4)},
+      {"share_at_most_12_references", shape.share_with_at_most(12)},
       {"max_out_degree", shape.max_degree},
       {"depth", depth},
       {"levels", levels},

@@ -60,6 +60,8 @@ TEST_CASE("heap shape: counts, degree distribution and no-reference share") {
   CHECK(shape.degree_histogram == std::map<std::uint64_t, std::uint64_t>{{0, 1000}, {1000, 1}});
   CHECK(shape.max_degree == 1000);
   CHECK(shape.no_reference_share() == doctest::Approx(1000.0 / 1001));
+  CHECK(shape.share_with_at_most(4) == doctest::Approx(1000.0 / 1001));
+  CHECK(shape.share_with_at_most(1000) == doctest::Approx(1.0));
   CHECK(shape.capped_levels.size() == 2);
   CHECK(shape.capped_levels.at(128).size() == 9);
 

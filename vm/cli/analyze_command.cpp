@@ -130,8 +130,9 @@ int run_analyze(const AnalyzeArgs& args) {
   fmt::print("gcvm analyze: {}", import_line);
   fmt::print("  reachable {} of {} objects, {} of {} references; {} roots\n", shape.reachable, shape.objects,
              shape.reachable_references, shape.references, shape.roots);
-  fmt::print("  out-degree: {:.1f}% of reachable objects have no references; max {}\n",
-             100.0 * shape.no_reference_share(), shape.max_degree);
+  fmt::print("  out-degree: {:.1f}% of reachable objects have no references, {:.1f}% at most 4, {:.1f}% at most 12; max {}\n",
+             100.0 * shape.no_reference_share(), 100.0 * shape.share_with_at_most(4),
+             100.0 * shape.share_with_at_most(12), shape.max_degree);
   std::uint64_t widest = 0;
   for (auto l : shape.levels) widest = std::max(widest, l);
   fmt::print("  BFS steps: uncapped {} (widest {})", shape.levels.size(), widest);
