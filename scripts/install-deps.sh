@@ -8,6 +8,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libgc-dev lua5.4
   clang-14 libclang-rt-14-dev
+  gnuplot-nox
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -41,4 +41,7 @@ std::function<int()> register_run_command(CLI::App& app);
 /// Registers `gcvm disasm` (vm/cli/disasm_command.cpp).
 std::function<int()> register_disasm_command(CLI::App& app);
 
+/// Registers `gcvm analyze` (vm/cli/analyze_command.cpp).
+std::function<int()> register_analyze_command(CLI::App& app);
+
 }  // namespace gcvm::cli
