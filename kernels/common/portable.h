@@ -28,6 +28,9 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_ATOMIC_CAS(p, expected, desired) atomicCAS((p), (expected), (desired))
 #define GCVM_ATOMIC_ADD64(p, v) atomicAdd((p), (v))
 #define GCVM_VOLATILE_LOAD(p) (*(volatile gcvm_u32*)(p))
+#define GCVM_ATOMIC_XCHG(p, v) atomicExch((p), (v))
+#define GCVM_ATOMIC_SUB(p, v) atomicSub((p), (v))
+#define GCVM_GLOBAL_FENCE() __threadfence()
 
 #elif defined(__OPENCL_VERSION__)
 
@@ -48,6 +51,9 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_ATOMIC_CAS(p, expected, desired) atomic_cmpxchg((p), (expected), (desired))
 #define GCVM_ATOMIC_ADD64(p, v) atom_add((p), (v))
 #define GCVM_VOLATILE_LOAD(p) (*(volatile GCVM_GLOBAL gcvm_u32*)(p))
+#define GCVM_ATOMIC_XCHG(p, v) atomic_xchg((p), (v))
+#define GCVM_ATOMIC_SUB(p, v) atomic_sub((p), (v))
+#define GCVM_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 
 #else
 #error "portable.h is device code: compile it with nvcc or an OpenCL compiler"

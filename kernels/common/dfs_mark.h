@@ -1,0 +1,357 @@
+/* The parallel depth-first mark of FastCollect (Abhinav and Nasre, §3.2 and §4),
+ * written once in the dialect of portable.h and compiled for CUDA and OpenCL.
+ *
+ * Every thread runs a DFS from the roots it was given (root i goes to thread
+ * i mod T). An object belongs to the one thread whose claim flipped its mark bit, so
+ * each reachable object is scanned exactly once and the edge count equals the serial
+ * marker's (DESIGN.md invariant 4).
+ *
+ * Stacks. The space-efficient stack (Alg. 1-2): one u32 of `storage` per object, and
+ * every thread's stack is a linked list threaded through it (storage[v] is the entry
+ * below v, GCVM_DFS_BOTTOM at the bottom, GCVM_DFS_NOT_IN_STACK when v is in no
+ * stack). Stack memory is V words whatever the number of threads. The hybrid stack
+ * (§4.1) puts the first `local_cap` entries of each thread's stack in work-group
+ * memory; a push that finds them full goes to the linked stack, a pop takes local
+ * entries first, so the local part refills itself from new discoveries.
+ *
+ * Rounds. A group works in rounds separated by barriers: each thread pops up to
+ * GCVM_DFS_STEPS objects; then (GCVM_DFS_BALANCE) the whole group scans the objects
+ * with more than `wide_threshold` references that its threads met in the round, one
+ * reference (or vector) per thread, so a huge object costs degree / group size steps
+ * and its targets end up on 256 stacks; then threads donate and steal work.
+ *
+ * Load balancing, in contrast to the paper. Alg. 5 lets an idle thread take any
+ * object it finds in its area of the stack storage; that object is still linked into
+ * its owner's chain, so taking it cuts the owner's stack (the entries below are lost
+ * to it) or lets two threads scan it. gcvm keeps every chain owned by one thread and
+ * moves whole chains through a pool of P slots instead: a busy thread, when threads
+ * are hungry (state HUNGRY > 0) and the pool is less than half full, donates all of
+ * its linked stack but its top entry in O(1) (cut the chain below the top, publish the
+ * rest with one compare-and-swap into a free slot), or half of its local entries as a
+ * new chain; an idle thread probes its area of the pool (GCVM_DFS_PROBES slots per
+ * round, moving on each round) and takes a chain with one atomic exchange. This is
+ * work stealing between threads, warps and groups (the paper's open problem, §4.2):
+ * a deep tree or a bushy object is split as soon as anyone is idle. A single linked
+ * list remains sequential: it has no parallelism to find.
+ *
+ * Termination, and why nothing can deadlock. No thread ever waits for another thread
+ * or group except at work-group barriers, which every thread of the group reaches
+ * with uniform loop bounds. A group returns when none of its threads has work and
+ * either no group is busy and the pool is empty, or it has looked for work for
+ * GCVM_DFS_IDLE_ROUNDS rounds; a busy group returns after GCVM_DFS_ROUNDS_PER_LAUNCH
+ * rounds. On return every thread moves its local entries to its linked stack and
+ * saves its top in tops[gid]. The host relaunches (in doubling batches) until a
+ * launch ends with no thread holding work (pending[L] = 0) and an empty pool: then
+ * no work exists anywhere, because all work is either on a saved stack or in the
+ * pool. Groups need not be co-resident (PoCL runs the work-items of a group one after
+ * another between barriers, and not all groups at once), so the grid may be any
+ * size; it is sized to the device's resident groups for speed only.
+ *
+ * Marks are bits of the mark bitmap (invariant 2) set with an atomic OR, in contrast
+ * to the paper's compare-and-swap on a per-object integer; GCVM_DFS_CHECKED is the
+ * paper's atomic optimization (§4.4): a plain read of the word first, the atomic only
+ * when the bit is clear. GCVM_DFS_VECTOR reads references as aligned 16-byte vectors
+ * (§4.3) from the padded edge array. Entries of `storage` written by one thread and
+ * read by another (donated chains) are published with a global fence before the
+ * compare-and-swap and read with volatile loads after the exchange.
+ */
+#ifndef GCVM_KERNELS_DFS_MARK_H
+#define GCVM_KERNELS_DFS_MARK_H
+
+#include "mark_layout.h"
+#include "portable.h"
+
+struct gcvm_dfs_shared {
+  gcvm_u32 local_stack[GCVM_DFS_LOCAL_MAX * GCVM_GROUP_SIZE]; /* entry i of thread t at i * GROUP + t */
+  gcvm_u32 wide_vertex[GCVM_GROUP_SIZE];
+  gcvm_u32 wide_count;
+  gcvm_u32 busy;       /* threads with work after this round */
+  gcvm_u32 hungry;     /* this group's contribution to state HUNGRY */
+  gcvm_u32 active;     /* 1 while this group is counted in state ACTIVE */
+  gcvm_u32 exit_flag;
+  gcvm_u32 traversed;
+  gcvm_u32 donations;
+  gcvm_u32 steals;
+};
+
+/* One thread's stack: `top` of its linked part, `count` entries in local memory. */
+struct gcvm_dfs_stack {
+  gcvm_u32 top;
+  gcvm_u32 count;
+  gcvm_u32 cap;
+};
+
+/* 1 if this call flipped target's mark bit from 0 to 1. */
+GCVM_DEVICE int gcvm_dfs_claim(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target, gcvm_u32 flags) {
+  GCVM_GLOBAL gcvm_u32* word = marks + (target >> 5);
+  const gcvm_u32 bit = 1u << (target & 31u);
+  if ((flags & GCVM_DFS_CHECKED) != 0u && (*word & bit) != 0u) return 0;
+  return (GCVM_ATOMIC_OR(word, bit) & bit) == 0u;
+}
+
+/* Alg. 1 on the linked part: v goes on top of the chain whose top is *top. */
+GCVM_DEVICE void gcvm_dfs_link(GCVM_GLOBAL gcvm_u32* storage, gcvm_u32* top, gcvm_u32 v) {
+  storage[v] = *top == GCVM_DFS_EMPTY ? GCVM_DFS_BOTTOM : *top;
+  *top = v;
+}
+
+GCVM_DEVICE void gcvm_dfs_push(GCVM_GLOBAL gcvm_u32* storage, GCVM_LOCAL struct gcvm_dfs_shared* sh,
+                               struct gcvm_dfs_stack* s, gcvm_u32 v) {
+  if (s->count < s->cap) {
+    sh->local_stack[s->count * GCVM_GROUP_SIZE + GCVM_LOCAL_ID()] = v;
+    ++s->count;
+  } else {
+    gcvm_dfs_link(storage, &s->top, v);
+  }
+}
+
+GCVM_DEVICE int gcvm_dfs_empty(const struct gcvm_dfs_stack* s) { return s->count == 0u && s->top == GCVM_DFS_EMPTY; }
+
+/* Alg. 2 (local entries first). The stack must not be empty. */
+GCVM_DEVICE gcvm_u32 gcvm_dfs_pop(GCVM_GLOBAL gcvm_u32* storage, GCVM_LOCAL struct gcvm_dfs_shared* sh,
+                                  struct gcvm_dfs_stack* s) {
+  if (s->count != 0u) {
+    --s->count;
+    return sh->local_stack[s->count * GCVM_GROUP_SIZE + GCVM_LOCAL_ID()];
+  }
+  const gcvm_u32 v = s->top;
+  const gcvm_u32 next = GCVM_VOLATILE_LOAD(storage + v);
+  storage[v] = GCVM_DFS_NOT_IN_STACK;
+  s->top = next == GCVM_DFS_BOTTOM ? GCVM_DFS_EMPTY : next;
+  return v;
+}
+
+GCVM_DEVICE void gcvm_dfs_visit(GCVM_GLOBAL gcvm_u32* marks, GCVM_GLOBAL gcvm_u32* storage,
+                                GCVM_LOCAL struct gcvm_dfs_shared* sh, struct gcvm_dfs_stack* s, gcvm_u32 target,
+                                gcvm_u32 flags, gcvm_u32* traversed) {
+  if (target == GCVM_NULL_REF) return;
+  ++*traversed;
+  if (gcvm_dfs_claim(marks, target, flags)) gcvm_dfs_push(storage, sh, s, target);
+}
+
+/* Visits the references of aligned vector `w` that lie in [first, end). */
+GCVM_DEVICE void gcvm_dfs_visit_vector(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                       GCVM_GLOBAL gcvm_u32* storage, GCVM_LOCAL struct gcvm_dfs_shared* sh,
+                                       struct gcvm_dfs_stack* s, gcvm_u64 w, gcvm_u64 first, gcvm_u64 end,
+                                       gcvm_u32 flags, gcvm_u32* traversed) {
+  const gcvm_u32x4 v = ((const GCVM_GLOBAL gcvm_u32x4*)edges)[w];
+  const gcvm_u64 e = w * 4u;
+  if (e >= first && e < end) gcvm_dfs_visit(marks, storage, sh, s, v.x, flags, traversed);
+  if (e + 1u >= first && e + 1u < end) gcvm_dfs_visit(marks, storage, sh, s, v.y, flags, traversed);
+  if (e + 2u >= first && e + 2u < end) gcvm_dfs_visit(marks, storage, sh, s, v.z, flags, traversed);
+  if (e + 3u >= first && e + 3u < end) gcvm_dfs_visit(marks, storage, sh, s, v.w, flags, traversed);
+}
+
+/* Scans edges [first, first + refs) of one object by this thread alone. */
+GCVM_DEVICE void gcvm_dfs_scan(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                               GCVM_GLOBAL gcvm_u32* storage, GCVM_LOCAL struct gcvm_dfs_shared* sh,
+                               struct gcvm_dfs_stack* s, gcvm_u64 first, gcvm_u32 refs, gcvm_u32 flags,
+                               gcvm_u32* traversed) {
+  const gcvm_u64 end = first + refs;
+  if (refs == 0u) return;
+  if ((flags & GCVM_DFS_VECTOR) != 0u) {
+    for (gcvm_u64 w = first / 4u; w * 4u < end; ++w)
+      gcvm_dfs_visit_vector(edges, marks, storage, sh, s, w, first, end, flags, traversed);
+  } else {
+    for (gcvm_u64 e = first; e < end; ++e) gcvm_dfs_visit(marks, storage, sh, s, edges[e], flags, traversed);
+  }
+}
+
+/* Collective. The whole group scans the wide objects staged in this round. */
+GCVM_DEVICE void gcvm_dfs_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                                       const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                       GCVM_GLOBAL gcvm_u32* storage, GCVM_LOCAL struct gcvm_dfs_shared* sh,
+                                       struct gcvm_dfs_stack* s, gcvm_u32 flags, gcvm_u32* traversed) {
+  const gcvm_u32 wide = sh->wide_count;
+  for (gcvm_u32 o = 0u; o < wide; ++o) {
+    const gcvm_u32 v = sh->wide_vertex[o];
+    const gcvm_u64 first = begin[v];
+    const gcvm_u64 end = first + degree[v];
+    if ((flags & GCVM_DFS_VECTOR) != 0u) {
+      for (gcvm_u64 w = first / 4u + GCVM_LOCAL_ID(); w * 4u < end; w += GCVM_GROUP_SIZE)
+        gcvm_dfs_visit_vector(edges, marks, storage, sh, s, w, first, end, flags, traversed);
+    } else {
+      for (gcvm_u64 e = first + GCVM_LOCAL_ID(); e < end; e += GCVM_GROUP_SIZE)
+        gcvm_dfs_visit(marks, storage, sh, s, edges[e], flags, traversed);
+    }
+  }
+}
+
+/* Publishes the chain head..bottom into a free slot of this thread's pool area; 1 on
+ * success. The pool count is raised before the slot is filled, so it never
+ * undercounts. */
+GCVM_DEVICE int gcvm_dfs_publish(GCVM_GLOBAL gcvm_u32* pool, gcvm_u32 pool_slots, GCVM_GLOBAL gcvm_u32* state,
+                                 gcvm_u32 head, gcvm_u32 area) {
+  GCVM_GLOBAL_FENCE();
+  GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_POOL_COUNT, 1u);
+  for (gcvm_u32 k = 0u; k < GCVM_DFS_PROBES; ++k) {
+    GCVM_GLOBAL gcvm_u32* slot = pool + (area + k) % pool_slots;
+    if (GCVM_VOLATILE_LOAD(slot) == GCVM_DFS_EMPTY && GCVM_ATOMIC_CAS(slot, GCVM_DFS_EMPTY, head) == GCVM_DFS_EMPTY)
+      return 1;
+  }
+  GCVM_ATOMIC_SUB(state + GCVM_DFS_STATE_POOL_COUNT, 1u);
+  return 0;
+}
+
+/* A busy thread gives work away: all of its linked stack below the top entry, or
+ * else the older half of its local entries as a new chain. */
+GCVM_DEVICE int gcvm_dfs_donate(GCVM_GLOBAL gcvm_u32* storage, GCVM_GLOBAL gcvm_u32* pool, gcvm_u32 pool_slots,
+                                GCVM_GLOBAL gcvm_u32* state, GCVM_LOCAL struct gcvm_dfs_shared* sh,
+                                struct gcvm_dfs_stack* s, gcvm_u32 area) {
+  if (s->top != GCVM_DFS_EMPTY) {
+    const gcvm_u32 below = GCVM_VOLATILE_LOAD(storage + s->top);
+    if (below != GCVM_DFS_BOTTOM) {
+      storage[s->top] = GCVM_DFS_BOTTOM;
+      if (gcvm_dfs_publish(pool, pool_slots, state, below, area)) return 1;
+      storage[s->top] = below;
+      return 0;
+    }
+  }
+  if (s->count < 2u) return 0;
+  const gcvm_u32 moved = s->count / 2u;
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  gcvm_u32 chain = GCVM_DFS_EMPTY;
+  for (gcvm_u32 i = 0u; i < moved; ++i) gcvm_dfs_link(storage, &chain, sh->local_stack[i * GCVM_GROUP_SIZE + lid]);
+  const gcvm_u32 chain_bottom = sh->local_stack[lid];
+  for (gcvm_u32 i = moved; i < s->count; ++i)
+    sh->local_stack[(i - moved) * GCVM_GROUP_SIZE + lid] = sh->local_stack[i * GCVM_GROUP_SIZE + lid];
+  s->count -= moved;
+  if (gcvm_dfs_publish(pool, pool_slots, state, chain, area)) return 1;
+  /* No free slot: the chain goes under this thread's own linked stack. */
+  if (s->top != GCVM_DFS_EMPTY) storage[chain_bottom] = s->top;
+  s->top = chain;
+  return 0;
+}
+
+/* An idle thread looks for a chain in its area of the pool; 1 if it took one. */
+GCVM_DEVICE int gcvm_dfs_steal(GCVM_GLOBAL gcvm_u32* pool, gcvm_u32 pool_slots, GCVM_GLOBAL gcvm_u32* state,
+                               struct gcvm_dfs_stack* s, gcvm_u32 area) {
+  for (gcvm_u32 k = 0u; k < GCVM_DFS_PROBES; ++k) {
+    GCVM_GLOBAL gcvm_u32* slot = pool + (area + k) % pool_slots;
+    if (GCVM_VOLATILE_LOAD(slot) == GCVM_DFS_EMPTY) continue;
+    const gcvm_u32 head = GCVM_ATOMIC_XCHG(slot, GCVM_DFS_EMPTY);
+    if (head == GCVM_DFS_EMPTY) continue;
+    GCVM_GLOBAL_FENCE();
+    GCVM_ATOMIC_SUB(state + GCVM_DFS_STATE_POOL_COUNT, 1u);
+    s->top = head;
+    return 1;
+  }
+  return 0;
+}
+
+/* Seed: thread gid claims roots gid, gid + T, ... onto its linked stack. */
+GCVM_DEVICE void gcvm_dfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count, GCVM_GLOBAL gcvm_u32* marks,
+                               GCVM_GLOBAL gcvm_u32* storage, GCVM_GLOBAL gcvm_u32* tops, gcvm_u32 flags) {
+  const gcvm_u32 threads = GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE;
+  const gcvm_u32 gid = GCVM_GROUP_ID() * GCVM_GROUP_SIZE + GCVM_LOCAL_ID();
+  gcvm_u32 top = GCVM_DFS_EMPTY;
+  for (gcvm_u32 i = gid; i < root_count; i += threads) {
+    const gcvm_u32 root = roots[i];
+    if (root != GCVM_NULL_REF && gcvm_dfs_claim(marks, root, flags)) gcvm_dfs_link(storage, &top, root);
+  }
+  tops[gid] = top;
+}
+
+/* One launch `launch` of the DFS: resume every thread's stack, run rounds until the
+ * group returns (see the header), save the stacks. */
+GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                              const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                              GCVM_GLOBAL gcvm_u32* storage, GCVM_GLOBAL gcvm_u32* tops, GCVM_GLOBAL gcvm_u32* pool,
+                              GCVM_GLOBAL gcvm_u32* state, gcvm_u32 launch, gcvm_u32 flags, gcvm_u32 local_cap,
+                              gcvm_u32 wide_threshold, gcvm_u32 pool_slots, GCVM_LOCAL struct gcvm_dfs_shared* sh) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  const gcvm_u32 gid = GCVM_GROUP_ID() * GCVM_GROUP_SIZE + lid;
+  const int balance = (flags & GCVM_DFS_BALANCE) != 0u;
+  if (gid == 0u) state[GCVM_DFS_STATE_PENDING + (launch + 1u) % GCVM_DFS_LAUNCH_RING] = 0u;
+  if (lid == 0u) {
+    sh->wide_count = 0u;
+    sh->busy = 0u;
+    sh->hungry = 0u;
+    sh->active = 0u;
+    sh->exit_flag = 0u;
+    sh->traversed = 0u;
+    sh->donations = 0u;
+    sh->steals = 0u;
+  }
+  struct gcvm_dfs_stack s;
+  s.top = tops[gid];
+  s.count = 0u;
+  s.cap = local_cap < GCVM_DFS_LOCAL_MAX ? local_cap : GCVM_DFS_LOCAL_MAX;
+  gcvm_u32 traversed = 0u;
+  gcvm_u32 donations = 0u;
+  gcvm_u32 steals = 0u;
+  gcvm_u32 idle_rounds = 0u;
+  gcvm_u32 round = 0u;
+  GCVM_BARRIER();
+  for (;;) {
+    /* Depth-first steps; an object wider than the threshold waits for the group. */
+    for (gcvm_u32 step = 0u; step < GCVM_DFS_STEPS && !gcvm_dfs_empty(&s); ++step) {
+      const gcvm_u32 v = gcvm_dfs_pop(storage, sh, &s);
+      const gcvm_u32 refs = degree[v];
+      if (balance && refs > wide_threshold) {
+        sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
+        break;
+      }
+      gcvm_dfs_scan(edges, marks, storage, sh, &s, begin[v], refs, flags, &traversed);
+    }
+    GCVM_BARRIER();
+    if (balance) {
+      gcvm_dfs_wide_objects(begin, degree, edges, marks, storage, sh, &s, flags, &traversed);
+      const gcvm_u32 area = (gid * GCVM_DFS_PROBES + round * GCVM_GROUP_SIZE * GCVM_DFS_PROBES) % pool_slots;
+      if (gcvm_dfs_empty(&s)) {
+        if (GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_POOL_COUNT) != 0u && gcvm_dfs_steal(pool, pool_slots, state, &s, area))
+          ++steals;
+      } else if (GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_HUNGRY) != 0u &&
+                 GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_POOL_COUNT) < pool_slots / 2u) {
+        donations += (gcvm_u32)gcvm_dfs_donate(storage, pool, pool_slots, state, sh, &s, area);
+      }
+    }
+    if (!gcvm_dfs_empty(&s)) GCVM_ATOMIC_ADD(&sh->busy, 1u);
+    GCVM_BARRIER();
+    ++round;
+    if (lid == 0u) {
+      const gcvm_u32 busy = sh->busy;
+      const gcvm_u32 hungry = balance ? GCVM_GROUP_SIZE - busy : 0u;
+      if (sh->wide_count != 0u) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_WIDE, sh->wide_count);
+      if (hungry > sh->hungry) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_HUNGRY, hungry - sh->hungry);
+      if (hungry < sh->hungry) GCVM_ATOMIC_SUB(state + GCVM_DFS_STATE_HUNGRY, sh->hungry - hungry);
+      sh->hungry = hungry;
+      if ((busy != 0u) != (sh->active != 0u)) {
+        if (busy != 0u) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_ACTIVE, 1u);
+        else GCVM_ATOMIC_SUB(state + GCVM_DFS_STATE_ACTIVE, 1u);
+        sh->active = busy != 0u;
+      }
+      idle_rounds = busy == 0u ? idle_rounds + 1u : 0u;
+      int done = round >= GCVM_DFS_ROUNDS_PER_LAUNCH;
+      if (busy == 0u)
+        done = done || !balance || idle_rounds > GCVM_DFS_IDLE_ROUNDS ||
+               (GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_ACTIVE) == 0u &&
+                GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_POOL_COUNT) == 0u);
+      sh->exit_flag = (gcvm_u32)done;
+      sh->busy = 0u;
+      sh->wide_count = 0u;
+    }
+    GCVM_BARRIER();
+    if (sh->exit_flag != 0u) break;
+  }
+  /* Save: local entries go under the linked stack (order does not matter). */
+  for (gcvm_u32 i = 0u; i < s.count; ++i) gcvm_dfs_link(storage, &s.top, sh->local_stack[i * GCVM_GROUP_SIZE + lid]);
+  tops[gid] = s.top;
+  if (s.top != GCVM_DFS_EMPTY) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_PENDING + launch % GCVM_DFS_LAUNCH_RING, 1u);
+  if (traversed != 0u) GCVM_ATOMIC_ADD(&sh->traversed, traversed);
+  if (donations != 0u) GCVM_ATOMIC_ADD(&sh->donations, donations);
+  if (steals != 0u) GCVM_ATOMIC_ADD(&sh->steals, steals);
+  GCVM_BARRIER();
+  if (lid == 0u) {
+    if (sh->hungry != 0u) GCVM_ATOMIC_SUB(state + GCVM_DFS_STATE_HUNGRY, sh->hungry);
+    if (sh->active != 0u) GCVM_ATOMIC_SUB(state + GCVM_DFS_STATE_ACTIVE, 1u);
+    if (sh->traversed != 0u)
+      GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_DFS_STATE_EDGES_LO), (gcvm_u64)sh->traversed);
+    if (sh->donations != 0u) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_DONATIONS, sh->donations);
+    if (sh->steals != 0u) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_STEALS, sh->steals);
+    GCVM_ATOMIC_MAX(state + GCVM_DFS_STATE_ROUNDS, round);
+    if (round > 1u || sh->traversed != 0u) GCVM_ATOMIC_MAX(state + GCVM_DFS_STATE_LAUNCHES, launch + 1u);
+  }
+}
+
+#endif
