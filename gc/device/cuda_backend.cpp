@@ -168,6 +168,9 @@ class CudaBackend final : public DeviceBackend {
           "clearing the DFS pool");
     check(cudaMemsetAsync(dfs_state_.as<void>(), 0, GCVM_DFS_STATE_WORDS * sizeof(std::uint32_t), stream_),
           "clearing the DFS state");
+    chunk_table_.reserve(GCVM_DFS_CHUNK_SLOTS * sizeof(std::uint64_t), "the DFS chunk table");
+    free_chunk_slots_.assign(GCVM_DFS_CHUNK_SLOTS, std::uint64_t{GCVM_DFS_NO_VERTEX} << 32);
+    copy_in(chunk_table_.as<void>(), free_chunk_slots_.data(), free_chunk_slots_.size() * sizeof(std::uint64_t));
   }
 
   void launch_dfs_seed(std::uint32_t root_count, const DfsLaunch& launch) override {
@@ -178,11 +181,13 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void launch_dfs_run(std::uint32_t index, const DfsLaunch& launch) override {
-    check(cuda::launch_dfs_run(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
-                               marks_.as<std::uint32_t>(), storage_.as<std::uint32_t>(), tops_.as<std::uint32_t>(),
-                               pool_.as<std::uint32_t>(), dfs_state_.as<std::uint32_t>(), index, launch.flags,
-                               launch.local_stack, launch.wide_threshold, launch.pool_slots, launch.groups, stream_),
-          "launching the DFS run kernel");
+    const cuda::DfsRunArgs args{begin_.as<std::uint64_t>(),  degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
+                                marks_.as<std::uint32_t>(),  storage_.as<std::uint32_t>(), tops_.as<std::uint32_t>(),
+                                pool_.as<std::uint32_t>(),   chunk_table_.as<std::uint64_t>(),
+                                dfs_state_.as<std::uint32_t>(), index, launch.flags, launch.local_stack,
+                                launch.wide_threshold, launch.pool_slots, launch.chunk_edges,
+                                launch.rounds_per_launch, launch.groups};
+    check(cuda::launch_dfs_run(args, stream_), "launching the DFS run kernel");
   }
 
   std::vector<std::uint32_t> read_dfs_state() override {
@@ -195,7 +200,9 @@ class CudaBackend final : public DeviceBackend {
     return static_cast<std::uint32_t>(std::max(1u, info_.compute_units) * cuda::dfs_run_groups_per_sm());
   }
 
-  std::uint64_t dfs_stack_bytes() const override { return storage_.capacity() + tops_.capacity() + pool_.capacity(); }
+  std::uint64_t dfs_stack_bytes() const override {
+    return storage_.capacity() + tops_.capacity() + pool_.capacity() + chunk_table_.capacity();
+  }
 
  private:
   void copy_in(void* to, const void* from, std::size_t bytes) {
@@ -224,7 +231,8 @@ class CudaBackend final : public DeviceBackend {
   DeviceBuffer queues_[2];
   DeviceBuffer ranges_[3];
   std::uint64_t queue_bytes_ = 0;
-  DeviceBuffer storage_, tops_, pool_, dfs_state_;
+  DeviceBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;
+  std::vector<std::uint64_t> free_chunk_slots_;  // host source of the async chunk-table reset
 };
 
 }  // namespace

@@ -256,6 +256,11 @@ class OpenClBackend final : public DeviceBackend {
     fill(storage_, 0xFFFFFFFFu, vertices, "clearing the DFS stack storage");
     fill(pool_, 0xFFFFFFFFu, pool_slots, "clearing the DFS pool");
     fill(dfs_state_, 0u, GCVM_DFS_STATE_WORDS, "clearing the DFS state");
+    chunk_table_.reserve(context_, GCVM_DFS_CHUNK_SLOTS * sizeof(std::uint64_t), "the DFS chunk table");
+    const cl_ulong free_slot = cl_ulong{GCVM_DFS_NO_VERTEX} << 32;
+    check(clEnqueueFillBuffer(queue_, chunk_table_.get(), &free_slot, sizeof(free_slot), 0,
+                              GCVM_DFS_CHUNK_SLOTS * sizeof(std::uint64_t), 0, nullptr, nullptr),
+          "clearing the DFS chunk table");
     check(clFinish(queue_), "preparing the DFS stacks");
   }
 
@@ -266,7 +271,8 @@ class OpenClBackend final : public DeviceBackend {
 
   void launch_dfs_run(std::uint32_t index, const DfsLaunch& l) override {
     set_args(dfs_run_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), storage_.get(), tops_.get(),
-             pool_.get(), dfs_state_.get(), index, l.flags, l.local_stack, l.wide_threshold, l.pool_slots);
+             pool_.get(), chunk_table_.get(), dfs_state_.get(), index, l.flags, l.local_stack, l.wide_threshold,
+             l.pool_slots, l.chunk_edges, l.rounds_per_launch);
     launch(dfs_run_, l.groups, "the DFS run kernel");
   }
 
@@ -279,7 +285,7 @@ class OpenClBackend final : public DeviceBackend {
   std::uint32_t dfs_resident_groups() const override { return std::max(1u, info_.resident_groups); }
 
   std::uint64_t dfs_stack_bytes() const override {
-    return storage_.capacity() + tops_.capacity() + pool_.capacity();
+    return storage_.capacity() + tops_.capacity() + pool_.capacity() + chunk_table_.capacity();
   }
 
  private:
@@ -353,7 +359,7 @@ class OpenClBackend final : public DeviceBackend {
   ClBuffer ranges_[3];
   std::uint64_t vertices_ = 0;
   cl_kernel dfs_seed_ = nullptr, dfs_run_ = nullptr;
-  ClBuffer storage_, tops_, pool_, dfs_state_;
+  ClBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;
 };
 
 }  // namespace

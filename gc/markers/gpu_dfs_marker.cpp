@@ -12,7 +12,9 @@ namespace {
 
 constexpr const char* kAccepted =
     "atomics=checked|plain, local-stack=<1..32>|off, balance=on|off, vector=on|off, wide=<threshold>, "
-    "pool=<slots>, groups=auto|<n>, launches-per-check=auto|<n>";
+    "chunk=<references>|off, pool=<slots>, rounds=<n>, groups=auto|<n>, launches-per-check=auto|<n>";
+
+static_assert(GCVM_DFS_STATE_EDGES_LO % 2 == 0, "the 64-bit edge counter must be 8-byte aligned");
 
 /// Work-group memory of the hybrid stack: GCVM_DFS_LOCAL_MAX entries per thread.
 constexpr std::uint64_t kLocalStackBytesPerGroup = std::uint64_t{GCVM_DFS_LOCAL_MAX} * GCVM_GROUP_SIZE * 4;
@@ -48,6 +50,10 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
       o.vector_loads = parse_switch(option, "on", "off");
     } else if (option.key == "wide") {
       o.wide_threshold = parse_count(option, 1, 0xFFFFFFFFu);
+    } else if (option.key == "chunk") {
+      o.chunk_edges = option.value == "off" ? 0 : parse_count(option, 1, 1u << 30);
+    } else if (option.key == "rounds") {
+      o.rounds_per_launch = parse_count(option, 1, 1u << 30);
     } else if (option.key == "pool") {
       o.pool_slots = parse_count(option, 1, 1u << 24);
     } else if (option.key == "groups") {
@@ -78,10 +84,12 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
 
   DfsLaunch launch;
   launch.flags = (options_.checked_atomics ? GCVM_DFS_CHECKED : 0u) | (options_.vector_loads ? GCVM_DFS_VECTOR : 0u) |
-                 (options_.balance ? GCVM_DFS_BALANCE : 0u);
+                 (options_.balance ? GCVM_DFS_BALANCE : 0u) | (options_.chunk_edges != 0 ? GCVM_DFS_CHUNKS : 0u);
   launch.local_stack = options_.local_stack;
   launch.wide_threshold = options_.wide_threshold;
   launch.pool_slots = options_.pool_slots;
+  launch.chunk_edges = options_.chunk_edges;
+  launch.rounds_per_launch = options_.rounds_per_launch;
   launch.groups = options_.groups != 0 ? options_.groups : backend.dfs_resident_groups();
   const std::uint32_t threads = launch.groups * GCVM_GROUP_SIZE;
 
@@ -103,7 +111,8 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
     state = backend.read_dfs_state();
     ++host_checks;
     const std::uint32_t last = launched - 1;
-    if (state[GCVM_DFS_STATE_PENDING + last % GCVM_DFS_LAUNCH_RING] == 0 && state[GCVM_DFS_STATE_POOL_COUNT] == 0)
+    if (state[GCVM_DFS_STATE_PENDING + last % GCVM_DFS_LAUNCH_RING] == 0 && state[GCVM_DFS_STATE_POOL_COUNT] == 0 &&
+        state[GCVM_DFS_STATE_CHUNKS_OPEN] == 0)
       break;
     if (options_.launches_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_DFS_MAX_LAUNCH_BATCH);
   }
@@ -137,6 +146,7 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
       {"donations", static_cast<double>(state[GCVM_DFS_STATE_DONATIONS])},
       {"steals", static_cast<double>(state[GCVM_DFS_STATE_STEALS])},
       {"wide_objects", static_cast<double>(state[GCVM_DFS_STATE_WIDE])},
+      {"chunks", static_cast<double>(state[GCVM_DFS_STATE_CHUNKS])},
       {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
       {"mark_download_ms", download_ms},
       {"groups", static_cast<double>(launch.groups)},

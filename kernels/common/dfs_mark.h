@@ -18,7 +18,12 @@
  * GCVM_DFS_STEPS objects; then (GCVM_DFS_BALANCE) the whole group scans the objects
  * with more than `wide_threshold` references that its threads met in the round, one
  * reference (or vector) per thread, so a huge object costs degree / group size steps
- * and its targets end up on 256 stacks; then threads donate and steal work.
+ * and its targets end up on 256 stacks, and (GCVM_DFS_CHUNKS) one chunk of
+ * `chunk_edges` references of some huge object (more than 2 chunks) that any group
+ * offered in the chunk table, taken by thread 0 at the end of the previous round, so
+ * one huge array is scanned by every group at once, not by one; then threads donate
+ * and steal work. Every barrier is unconditional (PoCL miscounts work done by thread
+ * 0 between barriers placed under a uniform condition).
  *
  * Load balancing, in contrast to the paper. Alg. 5 lets an idle thread take any
  * object it finds in its area of the stack storage; that object is still linked into
@@ -38,8 +43,9 @@
  * or group except at work-group barriers, which every thread of the group reaches
  * with uniform loop bounds. A group returns when none of its threads has work and
  * either no group is busy and the pool is empty, or it has looked for work for
- * GCVM_DFS_IDLE_ROUNDS rounds; a busy group returns after GCVM_DFS_ROUNDS_PER_LAUNCH
- * rounds. On return every thread moves its local entries to its linked stack and
+ * GCVM_DFS_IDLE_ROUNDS rounds; a busy group returns after `rounds_per_launch` rounds.
+ * Huge objects with chunks left are counted in state CHUNKS_OPEN, which the host
+ * checks along with pending[L] and the pool. On return every thread moves its local entries to its linked stack and
  * saves its top in tops[gid]. The host relaunches (in doubling batches) until a
  * launch ends with no thread holding work (pending[L] = 0) and an empty pool: then
  * no work exists anywhere, because all work is either on a saved stack or in the
@@ -72,6 +78,10 @@ struct gcvm_dfs_shared {
   gcvm_u32 traversed;
   gcvm_u32 donations;
   gcvm_u32 steals;
+  gcvm_u32 chunk_vertex; /* the huge object whose chunk the group scans this round */
+  gcvm_u32 chunk_index;
+  gcvm_u32 chunk_hint;   /* a chunk-table slot seen open this round, or GCVM_DFS_NO_VERTEX */
+  gcvm_u32 chunks;
 };
 
 /* One thread's stack: `top` of its linked part, `count` entries in local memory. */
@@ -157,24 +167,65 @@ GCVM_DEVICE void gcvm_dfs_scan(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gc
   }
 }
 
-/* Collective. The whole group scans the wide objects staged in this round. */
-GCVM_DEVICE void gcvm_dfs_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
-                                       const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
-                                       GCVM_GLOBAL gcvm_u32* storage, GCVM_LOCAL struct gcvm_dfs_shared* sh,
-                                       struct gcvm_dfs_stack* s, gcvm_u32 flags, gcvm_u32* traversed) {
-  const gcvm_u32 wide = sh->wide_count;
-  for (gcvm_u32 o = 0u; o < wide; ++o) {
-    const gcvm_u32 v = sh->wide_vertex[o];
-    const gcvm_u64 first = begin[v];
-    const gcvm_u64 end = first + degree[v];
-    if ((flags & GCVM_DFS_VECTOR) != 0u) {
-      for (gcvm_u64 w = first / 4u + GCVM_LOCAL_ID(); w * 4u < end; w += GCVM_GROUP_SIZE)
-        gcvm_dfs_visit_vector(edges, marks, storage, sh, s, w, first, end, flags, traversed);
-    } else {
-      for (gcvm_u64 e = first + GCVM_LOCAL_ID(); e < end; e += GCVM_GROUP_SIZE)
-        gcvm_dfs_visit(marks, storage, sh, s, edges[e], flags, traversed);
-    }
+/* The group scans references [lo, hi) of one object, one reference (or aligned
+ * vector) per thread per step; every thread of the group calls it with the same range. */
+GCVM_DEVICE void gcvm_dfs_group_scan(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                     GCVM_GLOBAL gcvm_u32* storage, GCVM_LOCAL struct gcvm_dfs_shared* sh,
+                                     struct gcvm_dfs_stack* s, gcvm_u64 lo, gcvm_u64 hi, gcvm_u32 flags,
+                                     gcvm_u32* traversed) {
+  if ((flags & GCVM_DFS_VECTOR) != 0u) {
+    for (gcvm_u64 w = lo / 4u + GCVM_LOCAL_ID(); w * 4u < hi; w += GCVM_GROUP_SIZE)
+      gcvm_dfs_visit_vector(edges, marks, storage, sh, s, w, lo, hi, flags, traversed);
+  } else {
+    for (gcvm_u64 e = lo + GCVM_LOCAL_ID(); e < hi; e += GCVM_GROUP_SIZE)
+      gcvm_dfs_visit(marks, storage, sh, s, edges[e], flags, traversed);
   }
+}
+
+GCVM_DEVICE gcvm_u32 gcvm_dfs_chunk_count(gcvm_u32 refs, gcvm_u32 chunk_edges) {
+  return (refs + chunk_edges - 1u) / chunk_edges;
+}
+
+/* Offers huge object v to every group: writes (v, chunk 0) into a chunk-table slot
+ * that is free or whose object has no chunks left; 1 on success. The open count is
+ * raised first, so it never undercounts. */
+GCVM_DEVICE int gcvm_dfs_offer_huge(const GCVM_GLOBAL gcvm_u32* degree, GCVM_GLOBAL gcvm_u64* table,
+                                    GCVM_GLOBAL gcvm_u32* state, gcvm_u32 v, gcvm_u32 chunk_edges, gcvm_u32 area) {
+  GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_CHUNKS_OPEN, 1u);
+  for (gcvm_u32 k = 0u; k < GCVM_DFS_PROBES; ++k) {
+    GCVM_GLOBAL gcvm_u64* slot = table + (area + k) % GCVM_DFS_CHUNK_SLOTS;
+    const gcvm_u64 seen = GCVM_VOLATILE_LOAD64(slot);
+    const gcvm_u32 owner = (gcvm_u32)(seen >> 32);
+    if (owner != GCVM_DFS_NO_VERTEX && (gcvm_u32)seen < gcvm_dfs_chunk_count(degree[owner], chunk_edges)) continue;
+    if (GCVM_ATOMIC_CAS64(slot, seen, (gcvm_u64)v << 32) == seen) return 1;
+  }
+  GCVM_ATOMIC_SUB(state + GCVM_DFS_STATE_CHUNKS_OPEN, 1u);
+  return 0;
+}
+
+/* Takes the next chunk of some offered object with one 64-bit atomic add, which
+ * returns the object and the chunk index together (so a slot reused meanwhile can
+ * never mix two objects). Returns the object, or GCVM_DFS_NO_VERTEX. */
+GCVM_DEVICE gcvm_u32 gcvm_dfs_take_chunk(const GCVM_GLOBAL gcvm_u32* degree, GCVM_GLOBAL gcvm_u64* table,
+                                         GCVM_GLOBAL gcvm_u32* state, gcvm_u32 chunk_edges, gcvm_u32 area,
+                                         gcvm_u32* index) {
+  for (gcvm_u32 k = 0u; k < GCVM_DFS_PROBES; ++k) {
+    GCVM_GLOBAL gcvm_u64* slot = table + (area + k) % GCVM_DFS_CHUNK_SLOTS;
+    const gcvm_u64 seen = GCVM_VOLATILE_LOAD64(slot);
+    const gcvm_u32 seen_owner = (gcvm_u32)(seen >> 32);
+    if (seen_owner == GCVM_DFS_NO_VERTEX ||
+        (gcvm_u32)seen >= gcvm_dfs_chunk_count(degree[seen_owner], chunk_edges))
+      continue;
+    const gcvm_u64 taken = GCVM_ATOMIC_ADD64(slot, (gcvm_u64)1);
+    const gcvm_u32 owner = (gcvm_u32)(taken >> 32);
+    if (owner == GCVM_DFS_NO_VERTEX) continue;
+    const gcvm_u32 count = gcvm_dfs_chunk_count(degree[owner], chunk_edges);
+    if ((gcvm_u32)taken >= count) continue;
+    if ((gcvm_u32)taken == count - 1u) GCVM_ATOMIC_SUB(state + GCVM_DFS_STATE_CHUNKS_OPEN, 1u);
+    *index = (gcvm_u32)taken;
+    return owner;
+  }
+  return GCVM_DFS_NO_VERTEX;
 }
 
 /* Publishes the chain head..bottom into a free slot of this thread's pool area; 1 on
@@ -257,11 +308,13 @@ GCVM_DEVICE void gcvm_dfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_
 GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                               const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                               GCVM_GLOBAL gcvm_u32* storage, GCVM_GLOBAL gcvm_u32* tops, GCVM_GLOBAL gcvm_u32* pool,
-                              GCVM_GLOBAL gcvm_u32* state, gcvm_u32 launch, gcvm_u32 flags, gcvm_u32 local_cap,
-                              gcvm_u32 wide_threshold, gcvm_u32 pool_slots, GCVM_LOCAL struct gcvm_dfs_shared* sh) {
+                              GCVM_GLOBAL gcvm_u64* chunk_table, GCVM_GLOBAL gcvm_u32* state, gcvm_u32 launch,
+                              gcvm_u32 flags, gcvm_u32 local_cap, gcvm_u32 wide_threshold, gcvm_u32 pool_slots,
+                              gcvm_u32 chunk_edges, gcvm_u32 rounds_per_launch, GCVM_LOCAL struct gcvm_dfs_shared* sh) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   const gcvm_u32 gid = GCVM_GROUP_ID() * GCVM_GROUP_SIZE + lid;
   const int balance = (flags & GCVM_DFS_BALANCE) != 0u;
+  const int chunked = balance && (flags & GCVM_DFS_CHUNKS) != 0u && chunk_edges != 0u;
   if (gid == 0u) state[GCVM_DFS_STATE_PENDING + (launch + 1u) % GCVM_DFS_LAUNCH_RING] = 0u;
   if (lid == 0u) {
     sh->wide_count = 0u;
@@ -272,6 +325,10 @@ GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOB
     sh->traversed = 0u;
     sh->donations = 0u;
     sh->steals = 0u;
+    sh->chunks = 0u;
+    sh->chunk_vertex = GCVM_DFS_NO_VERTEX;
+    sh->chunk_index = 0u;
+    sh->chunk_hint = GCVM_DFS_NO_VERTEX;
   }
   struct gcvm_dfs_stack s;
   s.top = tops[gid];
@@ -289,15 +346,38 @@ GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOB
       const gcvm_u32 v = gcvm_dfs_pop(storage, sh, &s);
       const gcvm_u32 refs = degree[v];
       if (balance && refs > wide_threshold) {
-        sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
+        if (!(chunked && refs / 2u > chunk_edges && gcvm_dfs_offer_huge(degree, chunk_table, state, v, chunk_edges, gid)))
+          sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
         break;
       }
       gcvm_dfs_scan(edges, marks, storage, sh, &s, begin[v], refs, flags, &traversed);
     }
+    /* The group looks at every chunk-table slot at once, so an offered chunk is seen
+     * in the round after it was offered. */
+    if (chunked && GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_CHUNKS_OPEN) != 0u) {
+      for (gcvm_u32 k = lid; k < GCVM_DFS_CHUNK_SLOTS; k += GCVM_GROUP_SIZE) {
+        const gcvm_u64 seen = GCVM_VOLATILE_LOAD64(chunk_table + k);
+        const gcvm_u32 owner = (gcvm_u32)(seen >> 32);
+        if (owner != GCVM_DFS_NO_VERTEX && (gcvm_u32)seen < gcvm_dfs_chunk_count(degree[owner], chunk_edges))
+          GCVM_ATOMIC_MIN(&sh->chunk_hint, k); /* atomic: no write-write race for racecheck */
+      }
+    }
     GCVM_BARRIER();
     if (balance) {
-      gcvm_dfs_wide_objects(begin, degree, edges, marks, storage, sh, &s, flags, &traversed);
-      const gcvm_u32 area = (gid * GCVM_DFS_PROBES + round * GCVM_GROUP_SIZE * GCVM_DFS_PROBES) % pool_slots;
+      for (gcvm_u32 o = 0u; o < sh->wide_count; ++o) {
+        const gcvm_u32 v = sh->wide_vertex[o];
+        gcvm_dfs_group_scan(edges, marks, storage, sh, &s, begin[v], begin[v] + degree[v], flags, &traversed);
+      }
+      /* The chunk lid 0 took at the end of the last round. */
+      const gcvm_u32 v = sh->chunk_vertex;
+      if (v != GCVM_DFS_NO_VERTEX) {
+        const gcvm_u64 end = begin[v] + degree[v];
+        const gcvm_u64 lo = begin[v] + (gcvm_u64)sh->chunk_index * chunk_edges;
+        gcvm_dfs_group_scan(edges, marks, storage, sh, &s, lo, lo + chunk_edges < end ? lo + chunk_edges : end, flags,
+                            &traversed);
+      }
+      /* This thread's area of the pool moves on every round and every launch. */
+      const gcvm_u32 area = ((gid + (launch * 131u + round) * GCVM_GROUP_SIZE) * GCVM_DFS_PROBES) % pool_slots;
       if (gcvm_dfs_empty(&s)) {
         if (GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_POOL_COUNT) != 0u && gcvm_dfs_steal(pool, pool_slots, state, &s, area))
           ++steals;
@@ -321,12 +401,22 @@ GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOB
         else GCVM_ATOMIC_SUB(state + GCVM_DFS_STATE_ACTIVE, 1u);
         sh->active = busy != 0u;
       }
-      idle_rounds = busy == 0u ? idle_rounds + 1u : 0u;
-      int done = round >= GCVM_DFS_ROUNDS_PER_LAUNCH;
-      if (busy == 0u)
+      /* Take the chunk to scan next round, unless the launch ends here. */
+      int done = round >= rounds_per_launch;
+      gcvm_u32 index = 0u;
+      const gcvm_u32 chunk = done || sh->chunk_hint == GCVM_DFS_NO_VERTEX
+                                 ? GCVM_DFS_NO_VERTEX
+                                 : gcvm_dfs_take_chunk(degree, chunk_table, state, chunk_edges, sh->chunk_hint, &index);
+      sh->chunk_hint = GCVM_DFS_NO_VERTEX;
+      sh->chunk_vertex = chunk;
+      sh->chunk_index = index;
+      if (chunk != GCVM_DFS_NO_VERTEX) ++sh->chunks;
+      idle_rounds = busy == 0u && chunk == GCVM_DFS_NO_VERTEX ? idle_rounds + 1u : 0u;
+      if (busy == 0u && chunk == GCVM_DFS_NO_VERTEX)
         done = done || !balance || idle_rounds > GCVM_DFS_IDLE_ROUNDS ||
                (GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_ACTIVE) == 0u &&
-                GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_POOL_COUNT) == 0u);
+                GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_POOL_COUNT) == 0u &&
+                GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_CHUNKS_OPEN) == 0u);
       sh->exit_flag = (gcvm_u32)done;
       sh->busy = 0u;
       sh->wide_count = 0u;
@@ -349,6 +439,7 @@ GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOB
       GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_DFS_STATE_EDGES_LO), (gcvm_u64)sh->traversed);
     if (sh->donations != 0u) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_DONATIONS, sh->donations);
     if (sh->steals != 0u) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_STEALS, sh->steals);
+    if (sh->chunks != 0u) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_CHUNKS, sh->chunks);
     GCVM_ATOMIC_MAX(state + GCVM_DFS_STATE_ROUNDS, round);
     if (round > 1u || sh->traversed != 0u) GCVM_ATOMIC_MAX(state + GCVM_DFS_STATE_LAUNCHES, launch + 1u);
   }

@@ -59,6 +59,8 @@
  *                   GCVM_DFS_NOT_IN_STACK, GCVM_DFS_BOTTOM, or the next entry below v
  *   tops[T]    u32  each thread's top of its linked stack between launches (T threads)
  *   pool[P]    u32  donated chains (heads of linked stacks), GCVM_DFS_EMPTY when free
+ *   chunks[GCVM_DFS_CHUNK_SLOTS] u64  huge objects being scanned in chunks by any
+ *                   group: (vertex << 32) | next chunk; vertex GCVM_DFS_NO_VERTEX = free
  *   dfs_state       u32 words, indices below
  */
 #define GCVM_DFS_NOT_IN_STACK 0xFFFFFFFFu
@@ -68,8 +70,13 @@
 #define GCVM_DFS_LOCAL_MAX 32
 /* Objects a thread pops per round between two group barriers. */
 #define GCVM_DFS_STEPS 32
-/* Rounds a group runs in one launch before it saves its stacks and returns. */
+/* Rounds a group runs in one launch before it saves its stacks and returns (default
+ * of the rounds=<n> option). */
 #define GCVM_DFS_ROUNDS_PER_LAUNCH 2048
+/* Slots of the huge-object chunk table, and the default chunk size in references. */
+#define GCVM_DFS_CHUNK_SLOTS 256
+#define GCVM_DFS_CHUNK_EDGES 4096
+#define GCVM_DFS_NO_VERTEX 0xFFFFFFFFu
 /* Rounds an idle group keeps looking for donated work before it returns. */
 #define GCVM_DFS_IDLE_ROUNDS 64
 /* Pool slots an idle thread probes per round. */
@@ -87,12 +94,15 @@
 #define GCVM_DFS_STATE_WIDE (GCVM_DFS_STATE_STEALS + 1)       /* objects scanned by a whole group */
 #define GCVM_DFS_STATE_ROUNDS (GCVM_DFS_STATE_WIDE + 1)       /* most rounds of one group in one launch */
 #define GCVM_DFS_STATE_LAUNCHES (GCVM_DFS_STATE_ROUNDS + 1)   /* launches that found work */
-#define GCVM_DFS_STATE_EDGES_LO (GCVM_DFS_STATE_LAUNCHES + 1) /* u64, 2 words, 8-byte aligned */
+#define GCVM_DFS_STATE_CHUNKS_OPEN (GCVM_DFS_STATE_LAUNCHES + 1) /* chunk-table entries with chunks left */
+#define GCVM_DFS_STATE_CHUNKS (GCVM_DFS_STATE_CHUNKS_OPEN + 1)  /* chunks scanned */
+#define GCVM_DFS_STATE_EDGES_LO (GCVM_DFS_STATE_CHUNKS + 1) /* u64, 2 words, 8-byte aligned */
 #define GCVM_DFS_STATE_WORDS (GCVM_DFS_STATE_EDGES_LO + 2)
 
 /* Option bits of the DFS kernels (gpu-dfs --gc-opt). */
 #define GCVM_DFS_CHECKED 1u /* plain read of the mark word before the atomic [+A] */
 #define GCVM_DFS_VECTOR 2u  /* 16-byte edge loads [+V] */
 #define GCVM_DFS_BALANCE 4u /* donation pool, stealing, wide objects split over the group [+D] */
+#define GCVM_DFS_CHUNKS 8u  /* (with BALANCE) huge objects split into chunks for all groups */
 
 #endif

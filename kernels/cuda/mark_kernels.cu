@@ -85,11 +85,12 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
     dfs_run_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
-                   gcvm_u32* storage, gcvm_u32* tops, gcvm_u32* pool, gcvm_u32* state, gcvm_u32 launch, gcvm_u32 flags,
-                   gcvm_u32 local_cap, gcvm_u32 wide_threshold, gcvm_u32 pool_slots) {
+                   gcvm_u32* storage, gcvm_u32* tops, gcvm_u32* pool, gcvm_u64* chunk_table, gcvm_u32* state,
+                   gcvm_u32 launch, gcvm_u32 flags, gcvm_u32 local_cap, gcvm_u32 wide_threshold, gcvm_u32 pool_slots,
+                   gcvm_u32 chunk_edges, gcvm_u32 rounds_per_launch) {
   __shared__ gcvm_dfs_shared shared;
-  gcvm_dfs_run(begin, degree, edges, marks, storage, tops, pool, state, launch, flags, local_cap, wide_threshold,
-               pool_slots, &shared);
+  gcvm_dfs_run(begin, degree, edges, marks, storage, tops, pool, chunk_table, state, launch, flags, local_cap,
+               wide_threshold, pool_slots, chunk_edges, rounds_per_launch, &shared);
 }
 
 }  // namespace
@@ -101,14 +102,11 @@ cudaError_t launch_dfs_seed(const std::uint32_t* roots, std::uint32_t root_count
   return cudaGetLastError();
 }
 
-cudaError_t launch_dfs_run(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,
-                           std::uint32_t* marks, std::uint32_t* storage, std::uint32_t* tops, std::uint32_t* pool,
-                           std::uint32_t* state, std::uint32_t launch, std::uint32_t flags, std::uint32_t local_cap,
-                           std::uint32_t wide_threshold, std::uint32_t pool_slots, std::uint32_t groups,
-                           cudaStream_t stream) {
-  dfs_run_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(reinterpret_cast<const gcvm_u64*>(begin), degree, edges,
-                                                          marks, storage, tops, pool, state, launch, flags, local_cap,
-                                                          wide_threshold, pool_slots);
+cudaError_t launch_dfs_run(const DfsRunArgs& a, cudaStream_t stream) {
+  dfs_run_kernel<<<a.groups, GCVM_GROUP_SIZE, 0, stream>>>(
+      reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.storage, a.tops, a.pool,
+      reinterpret_cast<gcvm_u64*>(a.chunk_table), a.state, a.launch, a.flags, a.local_cap, a.wide_threshold,
+      a.pool_slots, a.chunk_edges, a.rounds_per_launch);
   return cudaGetLastError();
 }
 

@@ -59,9 +59,10 @@ std::vector<GcOptions> ablation_grid() {
 /// Grids and pools that stress the balancing paths: more groups than run at once,
 /// one slot (most donations fail), tiny wide threshold (every object is wide).
 std::vector<GcOptions> stress_grid() {
-  return {options({{"groups", "1"}}), options({{"groups", "5"}, {"pool", "1"}}),
-          options({{"groups", "3"}, {"wide", "1"}, {"local-stack", "1"}}),
-          options({{"groups", "2"}, {"launches-per-check", "1"}, {"pool", "3"}, {"wide", "3"}})};
+  return {options({{"groups", "1"}}), options({{"groups", "5"}, {"pool", "1"}, {"rounds", "1"}}),
+          options({{"groups", "3"}, {"wide", "1"}, {"local-stack", "1"}, {"chunk", "3"}}),
+          options({{"groups", "2"}, {"launches-per-check", "1"}, {"pool", "3"}, {"wide", "3"}, {"rounds", "2"}}),
+          options({{"groups", "4"}, {"chunk", "off"}, {"rounds", "3"}, {"vector", "off"}})};
 }
 
 std::string describe(const GcOptions& o) {
@@ -134,6 +135,8 @@ TEST_CASE("gpu-dfs option parsing rejects what it does not know") {
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"local-stack", "0"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"balance", "yes"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"pool", "0"}}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"rounds", "0"}}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"chunk", "-1"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"launches-per-check", "65"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"offsets", "prefix"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse({}, "vulkan"), ConfigError);
@@ -181,7 +184,8 @@ TEST_CASE("gpu-dfs on random graphs with nulls, self-loops, long chains and a 10
       for (std::uint64_t k = 0; k < 100000; k += 1 + k % 3) h.heap.store_element(huge, k, h.objects[k % h.objects.size()]);
       h.roots.push_back(huge);
       for (const GcOptions& opts : {GcOptions{}, options({{"balance", "off"}, {"local-stack", "off"}}),
-                                    options({{"groups", "3"}, {"wide", "8"}, {"pool", "2"}})}) {
+                                    options({{"groups", "3"}, {"wide", "8"}, {"pool", "2"}, {"chunk", "off"}}),
+                                    options({{"groups", "5"}, {"chunk", "50"}, {"rounds", "2"}})}) {
         CAPTURE(describe(opts));
         GpuDfsMarker marker(GpuDfsMarkerOptions::parse(opts, device));
         require_same_as_serial(marker, h.heap.graph(), h.roots, h.heap.blocks().high_water());
@@ -222,7 +226,8 @@ TEST_CASE("gpu-dfs reports its statistics; stack storage is one word per object 
 
 TEST_CASE("gpu-dfs through the Collector stays exact while the heap mutates between collections") {
   for (const std::string& device : all_devices()) {
-    for (const GcOptions& opts : {GcOptions{}, options({{"groups", "3"}, {"local-stack", "2"}, {"wide", "4"}})}) {
+    for (const GcOptions& opts :
+         {GcOptions{}, options({{"groups", "3"}, {"local-stack", "2"}, {"wide", "4"}, {"chunk", "2"}, {"rounds", "4"}})}) {
       CAPTURE(device);
       CAPTURE(describe(opts));
       OddHeap h;
