@@ -57,7 +57,7 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
     } else if (option.key == "pool") {
       o.pool_slots = parse_count(option, 1, 1u << 24);
     } else if (option.key == "groups") {
-      o.groups = option.value == "auto" ? 0 : parse_count(option, 1, 1u << 20);
+      o.groups = option.value == "auto" ? 0 : parse_count(option, 1, 1u << 16);
     } else if (option.key == "launches-per-check") {
       o.launches_per_check = option.value == "auto" ? 0 : parse_count(option, 1, GCVM_DFS_MAX_LAUNCH_BATCH);
     } else {

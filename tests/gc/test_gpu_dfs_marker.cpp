@@ -217,6 +217,19 @@ TEST_CASE("gpu-dfs reports its statistics; stack storage is one word per object 
       CHECK(detail(stats, "launches") >= 1);
       stack_bytes[i++] = detail(stats, "stack_peak_bytes");
     }
+    // The ablation switches show in the statistics.
+    GpuDfsMarker plain(GpuDfsMarkerOptions::parse(options({{"balance", "off"}, {"local-stack", "off"}}), device));
+    MarkBitmap marks;
+    const MarkStats off = plain.mark({built.heap->graph(), roots, blocks}, marks);
+    CHECK(detail(off, "donations") == 0);
+    CHECK(detail(off, "steals") == 0);
+    CHECK(detail(off, "wide_objects") == 0);
+    CHECK(detail(off, "chunks") == 0);
+    CHECK(detail(off, "local_stack_bytes") == 0);
+    GpuDfsMarker chunked(GpuDfsMarkerOptions::parse(options({{"wide", "4"}, {"chunk", "8"}}), device));
+    const MarkStats on = chunked.mark({built.heap->graph(), roots, blocks}, marks);
+    CHECK(detail(on, "wide_objects") + detail(on, "chunks") > 0);
+    CHECK(detail(on, "local_stack_bytes") > 0);
     // V words of storage plus one word per thread for the saved tops and the pool.
     const double vertices = static_cast<double>(built.heap->graph().vertex_count());
     CHECK(stack_bytes[0] >= vertices * 4);
