@@ -12,7 +12,10 @@
  * stack). Stack memory is V words whatever the number of threads. The hybrid stack
  * (§4.1) puts the first `local_cap` entries of each thread's stack in work-group
  * memory; a push that finds them full goes to the linked stack, a pop takes local
- * entries first, so the local part refills itself from new discoveries.
+ * entries first, so the local part refills itself from new discoveries. In contrast
+ * to the paper (128 work-items per group, 128 entries each), groups have
+ * GCVM_GROUP_SIZE (256) threads and at most GCVM_DFS_LOCAL_MAX (32) entries each,
+ * 32 KiB of the 48 KiB of static shared memory a CUDA block may have.
  *
  * Rounds. A group works in rounds separated by barriers: each thread pops up to
  * GCVM_DFS_STEPS objects; then (GCVM_DFS_BALANCE) the whole group scans the objects
@@ -22,8 +25,8 @@
  * `chunk_edges` references of some huge object (more than 2 chunks) that any group
  * offered in the chunk table, taken by thread 0 at the end of the previous round, so
  * one huge array is scanned by every group at once, not by one; then threads donate
- * and steal work. Every barrier is unconditional (PoCL miscounts work done by thread
- * 0 between barriers placed under a uniform condition).
+ * and steal work. Every barrier is unconditional: with a barrier under a (uniform)
+ * `if`, PoCL 3.1 counted thread 0's work in that region once per work-item.
  *
  * Load balancing, in contrast to the paper. Alg. 5 lets an idle thread take any
  * object it finds in its area of the stack storage; that object is still linked into
@@ -44,12 +47,11 @@
  * with uniform loop bounds. A group returns when none of its threads has work and
  * either no group is busy and the pool is empty, or it has looked for work for
  * GCVM_DFS_IDLE_ROUNDS rounds; a busy group returns after `rounds_per_launch` rounds.
- * Huge objects with chunks left are counted in state CHUNKS_OPEN, which the host
- * checks along with pending[L] and the pool. On return every thread moves its local entries to its linked stack and
- * saves its top in tops[gid]. The host relaunches (in doubling batches) until a
- * launch ends with no thread holding work (pending[L] = 0) and an empty pool: then
- * no work exists anywhere, because all work is either on a saved stack or in the
- * pool. Groups need not be co-resident (PoCL runs the work-items of a group one after
+ * On return every thread moves its local entries to its linked stack and saves its
+ * top in tops[gid]. The host relaunches (in doubling batches) until a launch ends
+ * with no thread holding work (pending[L] = 0), an empty pool and no huge object with
+ * chunks left (state CHUNKS_OPEN = 0): then no work exists anywhere, because between
+ * launches all work is on a saved stack, in the pool or in the chunk table. Groups need not be co-resident (PoCL runs the work-items of a group one after
  * another between barriers, and not all groups at once), so the grid may be any
  * size; it is sized to the device's resident groups for speed only.
  *
