@@ -186,7 +186,7 @@ class CudaBackend final : public DeviceBackend {
                                 pool_.as<std::uint32_t>(),   chunk_table_.as<std::uint64_t>(),
                                 dfs_state_.as<std::uint32_t>(), index, launch.flags, launch.local_stack,
                                 launch.wide_threshold, launch.pool_slots, launch.chunk_edges,
-                                launch.rounds_per_launch, launch.groups};
+                                launch.rounds_per_launch, launch.steps, launch.groups};
     check(cuda::launch_dfs_run(args, stream_), "launching the DFS run kernel");
   }
 

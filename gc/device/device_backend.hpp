@@ -64,6 +64,7 @@ struct DfsLaunch {
   std::uint32_t pool_slots = 1;      // donation pool slots (the buffer of begin_dfs)
   std::uint32_t chunk_edges = 0;     // chunk size of huge objects (GCVM_DFS_CHUNKS)
   std::uint32_t rounds_per_launch = 1;
+  std::uint32_t steps = 1;           // objects a thread pops per round
   std::uint32_t groups = 0;          // work groups of every DFS launch of the collection
 };
 

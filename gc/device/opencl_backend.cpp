@@ -272,7 +272,7 @@ class OpenClBackend final : public DeviceBackend {
   void launch_dfs_run(std::uint32_t index, const DfsLaunch& l) override {
     set_args(dfs_run_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), storage_.get(), tops_.get(),
              pool_.get(), chunk_table_.get(), dfs_state_.get(), index, l.flags, l.local_stack, l.wide_threshold,
-             l.pool_slots, l.chunk_edges, l.rounds_per_launch);
+             l.pool_slots, l.chunk_edges, l.rounds_per_launch, l.steps);
     launch(dfs_run_, l.groups, "the DFS run kernel");
   }
 

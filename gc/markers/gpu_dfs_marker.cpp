@@ -12,7 +12,7 @@ namespace {
 
 constexpr const char* kAccepted =
     "atomics=checked|plain, local-stack=<1..32>|off, balance=on|off, vector=on|off, wide=<threshold>, "
-    "chunk=<references>|off, pool=<slots>, rounds=<n>, groups=auto|<n>, launches-per-check=auto|<n>";
+    "chunk=<references>|off, pool=<slots>, rounds=<n>, steps=<n>, groups=auto|<n>, launches-per-check=auto|<n>";
 
 static_assert(GCVM_DFS_STATE_EDGES_LO % 2 == 0, "the 64-bit edge counter must be 8-byte aligned");
 
@@ -54,6 +54,8 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
       o.chunk_edges = option.value == "off" ? 0 : parse_count(option, 1, 1u << 30);
     } else if (option.key == "rounds") {
       o.rounds_per_launch = parse_count(option, 1, 1u << 30);
+    } else if (option.key == "steps") {
+      o.steps = parse_count(option, 1, 1u << 20);
     } else if (option.key == "pool") {
       o.pool_slots = parse_count(option, 1, 1u << 24);
     } else if (option.key == "groups") {
@@ -90,6 +92,7 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   launch.pool_slots = options_.pool_slots;
   launch.chunk_edges = options_.chunk_edges;
   launch.rounds_per_launch = options_.rounds_per_launch;
+  launch.steps = options_.steps;
   launch.groups = options_.groups != 0 ? options_.groups : backend.dfs_resident_groups();
   const std::uint32_t threads = launch.groups * GCVM_GROUP_SIZE;
 

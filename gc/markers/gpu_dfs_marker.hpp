@@ -24,6 +24,8 @@
 //                              chunks that every group takes from a shared table
 //                              (default 4096; beyond the paper, like the stealing)
 //   rounds=<n>                 rounds a group runs per launch (default 2048)
+//   steps=<n>                  objects a thread pops between two group barriers
+//                              (default 32)
 //   pool=<slots>               donation pool slots (default 4096)
 //   groups=auto|<n>            work groups (auto: the device's resident groups)
 //   launches-per-check=auto|<n> run kernels enqueued between host checks
@@ -60,6 +62,7 @@ struct GpuDfsMarkerOptions {
   std::uint32_t pool_slots = 4096;
   std::uint32_t chunk_edges = GCVM_DFS_CHUNK_EDGES;  // 0 = off
   std::uint32_t rounds_per_launch = GCVM_DFS_ROUNDS_PER_LAUNCH;
+  std::uint32_t steps = GCVM_DFS_STEPS;
   std::uint32_t groups = 0;  // 0 = auto
   std::uint32_t launches_per_check = 0;  // 0 = auto (doubling)
   DeviceSelector device;

@@ -18,7 +18,7 @@
  * 32 KiB of the 48 KiB of static shared memory a CUDA block may have.
  *
  * Rounds. A group works in rounds separated by barriers: each thread pops up to
- * GCVM_DFS_STEPS objects; then (GCVM_DFS_BALANCE) the whole group scans the objects
+ * `steps` objects; then (GCVM_DFS_BALANCE) the whole group scans the objects
  * with more than `wide_threshold` references that its threads met in the round, one
  * reference (or vector) per thread, so a huge object costs degree / group size steps
  * and its targets end up on 256 stacks, and (GCVM_DFS_CHUNKS) one chunk of
@@ -312,7 +312,8 @@ GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOB
                               GCVM_GLOBAL gcvm_u32* storage, GCVM_GLOBAL gcvm_u32* tops, GCVM_GLOBAL gcvm_u32* pool,
                               GCVM_GLOBAL gcvm_u64* chunk_table, GCVM_GLOBAL gcvm_u32* state, gcvm_u32 launch,
                               gcvm_u32 flags, gcvm_u32 local_cap, gcvm_u32 wide_threshold, gcvm_u32 pool_slots,
-                              gcvm_u32 chunk_edges, gcvm_u32 rounds_per_launch, GCVM_LOCAL struct gcvm_dfs_shared* sh) {
+                              gcvm_u32 chunk_edges, gcvm_u32 rounds_per_launch, gcvm_u32 steps,
+                              GCVM_LOCAL struct gcvm_dfs_shared* sh) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   const gcvm_u32 gid = GCVM_GROUP_ID() * GCVM_GROUP_SIZE + lid;
   const int balance = (flags & GCVM_DFS_BALANCE) != 0u;
@@ -344,7 +345,7 @@ GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOB
   GCVM_BARRIER();
   for (;;) {
     /* Depth-first steps; an object wider than the threshold waits for the group. */
-    for (gcvm_u32 step = 0u; step < GCVM_DFS_STEPS && !gcvm_dfs_empty(&s); ++step) {
+    for (gcvm_u32 step = 0u; step < steps && !gcvm_dfs_empty(&s); ++step) {
       const gcvm_u32 v = gcvm_dfs_pop(storage, sh, &s);
       const gcvm_u32 refs = degree[v];
       if (balance && refs > wide_threshold) {

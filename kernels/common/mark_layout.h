@@ -68,7 +68,7 @@
 #define GCVM_DFS_BOTTOM 0xFFFFFFFEu
 /* Entries of each thread's part of the hybrid stack in work-group memory, at most. */
 #define GCVM_DFS_LOCAL_MAX 32
-/* Objects a thread pops per round between two group barriers. */
+/* Objects a thread pops per round between two group barriers (default of steps=<n>). */
 #define GCVM_DFS_STEPS 32
 /* Rounds a group runs in one launch before it saves its stacks and returns (default
  * of the rounds=<n> option). */

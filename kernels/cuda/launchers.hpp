@@ -40,7 +40,7 @@ struct DfsRunArgs {
   std::uint32_t* pool;
   std::uint64_t* chunk_table;
   std::uint32_t* state;
-  std::uint32_t launch, flags, local_cap, wide_threshold, pool_slots, chunk_edges, rounds_per_launch, groups;
+  std::uint32_t launch, flags, local_cap, wide_threshold, pool_slots, chunk_edges, rounds_per_launch, steps, groups;
 };
 
 cudaError_t launch_dfs_run(const DfsRunArgs& args, cudaStream_t stream);

@@ -87,10 +87,10 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
     dfs_run_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
                    gcvm_u32* storage, gcvm_u32* tops, gcvm_u32* pool, gcvm_u64* chunk_table, gcvm_u32* state,
                    gcvm_u32 launch, gcvm_u32 flags, gcvm_u32 local_cap, gcvm_u32 wide_threshold, gcvm_u32 pool_slots,
-                   gcvm_u32 chunk_edges, gcvm_u32 rounds_per_launch) {
+                   gcvm_u32 chunk_edges, gcvm_u32 rounds_per_launch, gcvm_u32 steps) {
   __shared__ gcvm_dfs_shared shared;
   gcvm_dfs_run(begin, degree, edges, marks, storage, tops, pool, chunk_table, state, launch, flags, local_cap,
-               wide_threshold, pool_slots, chunk_edges, rounds_per_launch, &shared);
+               wide_threshold, pool_slots, chunk_edges, rounds_per_launch, steps, &shared);
 }
 
 }  // namespace
@@ -106,7 +106,7 @@ cudaError_t launch_dfs_run(const DfsRunArgs& a, cudaStream_t stream) {
   dfs_run_kernel<<<a.groups, GCVM_GROUP_SIZE, 0, stream>>>(
       reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.storage, a.tops, a.pool,
       reinterpret_cast<gcvm_u64*>(a.chunk_table), a.state, a.launch, a.flags, a.local_cap, a.wide_threshold,
-      a.pool_slots, a.chunk_edges, a.rounds_per_launch);
+      a.pool_slots, a.chunk_edges, a.rounds_per_launch, a.steps);
   return cudaGetLastError();
 }
 

@@ -38,8 +38,8 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
     __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
     __global uint* storage, __global uint* tops, __global uint* pool, __global ulong* chunk_table,
     __global uint* state, uint launch, uint flags, uint local_cap, uint wide_threshold, uint pool_slots,
-    uint chunk_edges, uint rounds_per_launch) {
+    uint chunk_edges, uint rounds_per_launch, uint steps) {
   __local struct gcvm_dfs_shared shared;
   gcvm_dfs_run(begin, degree, edges, marks, storage, tops, pool, chunk_table, state, launch, flags, local_cap,
-               wide_threshold, pool_slots, chunk_edges, rounds_per_launch, &shared);
+               wide_threshold, pool_slots, chunk_edges, rounds_per_launch, steps, &shared);
 }

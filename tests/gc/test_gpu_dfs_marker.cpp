@@ -59,7 +59,7 @@ std::vector<GcOptions> ablation_grid() {
 /// Grids and pools that stress the balancing paths: more groups than run at once,
 /// one slot (most donations fail), tiny wide threshold (every object is wide).
 std::vector<GcOptions> stress_grid() {
-  return {options({{"groups", "1"}}), options({{"groups", "5"}, {"pool", "1"}, {"rounds", "1"}}),
+  return {options({{"groups", "1"}, {"steps", "1"}}), options({{"groups", "5"}, {"pool", "1"}, {"rounds", "1"}}),
           options({{"groups", "3"}, {"wide", "1"}, {"local-stack", "1"}, {"chunk", "3"}}),
           options({{"groups", "2"}, {"launches-per-check", "1"}, {"pool", "3"}, {"wide", "3"}, {"rounds", "2"}}),
           options({{"groups", "4"}, {"chunk", "off"}, {"rounds", "3"}, {"vector", "off"}})};
@@ -136,6 +136,7 @@ TEST_CASE("gpu-dfs option parsing rejects what it does not know") {
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"balance", "yes"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"pool", "0"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"rounds", "0"}}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"steps", "0"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"chunk", "-1"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"launches-per-check", "65"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"offsets", "prefix"}}), "auto"), ConfigError);
