@@ -45,8 +45,9 @@
  * Termination, and why nothing can deadlock. No thread ever waits for another thread
  * or group except at work-group barriers, which every thread of the group reaches
  * with uniform loop bounds. A group returns when none of its threads has work and
- * either no group is busy and the pool is empty, or it has looked for work for
- * GCVM_DFS_IDLE_ROUNDS rounds; a busy group returns after `rounds_per_launch` rounds.
+ * either no group is busy (state ACTIVE; a group counts itself busy before its first
+ * round) and the pool is empty, after at least GCVM_DFS_IDLE_MIN_ROUNDS idle rounds,
+ * or it has looked for work for GCVM_DFS_IDLE_ROUNDS rounds; a busy group returns after `rounds_per_launch` rounds.
  * On return every thread moves its local entries to its linked stack and saves its
  * top in tops[gid]. The host relaunches (in doubling batches) until a launch ends
  * with no thread holding work (pending[L] = 0), an empty pool and no huge object with
@@ -343,6 +344,18 @@ GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOB
   gcvm_u32 idle_rounds = 0u;
   gcvm_u32 round = 0u;
   GCVM_BARRIER();
+  /* A group that starts with work says so at once, so that idle groups wait for its
+   * donations instead of returning before its first round ends. */
+  if (s.top != GCVM_DFS_EMPTY) GCVM_ATOMIC_ADD(&sh->busy, 1u);
+  GCVM_BARRIER();
+  if (lid == 0u) {
+    if (sh->busy != 0u) {
+      GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_ACTIVE, 1u);
+      sh->active = 1u;
+    }
+    sh->busy = 0u;
+  }
+  GCVM_BARRIER();
   for (;;) {
     /* Depth-first steps; an object wider than the threshold waits for the group. */
     for (gcvm_u32 step = 0u; step < steps && !gcvm_dfs_empty(&s); ++step) {
@@ -417,7 +430,7 @@ GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOB
       idle_rounds = busy == 0u && chunk == GCVM_DFS_NO_VERTEX ? idle_rounds + 1u : 0u;
       if (busy == 0u && chunk == GCVM_DFS_NO_VERTEX)
         done = done || !balance || idle_rounds > GCVM_DFS_IDLE_ROUNDS ||
-               (GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_ACTIVE) == 0u &&
+               (idle_rounds >= GCVM_DFS_IDLE_MIN_ROUNDS && GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_ACTIVE) == 0u &&
                 GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_POOL_COUNT) == 0u &&
                 GCVM_VOLATILE_LOAD(state + GCVM_DFS_STATE_CHUNKS_OPEN) == 0u);
       sh->exit_flag = (gcvm_u32)done;

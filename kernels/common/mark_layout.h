@@ -79,6 +79,9 @@
 #define GCVM_DFS_NO_VERTEX 0xFFFFFFFFu
 /* Rounds an idle group keeps looking for donated work before it returns. */
 #define GCVM_DFS_IDLE_ROUNDS 64
+/* Rounds an idle group waits at least, even when no group is busy and the pool is
+ * empty (groups that start later may still donate). */
+#define GCVM_DFS_IDLE_MIN_ROUNDS 4
 /* Pool slots an idle thread probes per round. */
 #define GCVM_DFS_PROBES 4
 /* Launches between two host checks, at most, and the ring of per-launch counters. */
