@@ -1,13 +1,17 @@
 // `gcvm run PROG.gasm [flags] [-- args]`: assemble a guest program and run it on the
 // SOA heap under the chosen collector. Guest output goes to stdout; the --gc-log lines,
-// the end-of-run summary (--stats=text|json|none) and errors go to stderr.
+// the end-of-run summary (--stats=text|json|none) and errors go to stderr. With
+// --record-trace=FILE the run's allocations, reference stores and collections (with
+// their roots) are written as a heap trace (docs/trace-format.md) for `gcvm replay`.
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "gc/stopwatch.hpp"
+#include "gc/trace_recorder.hpp"
 #include "vm/asm/assembler.hpp"
 #include "vm/cli/collector_args.hpp"
 #include "vm/cli/commands.hpp"
@@ -29,6 +33,7 @@ struct RunArgs {
   std::string stats = "text";
   bool verify = false;
   bool gc_log = false;
+  std::string record_trace;
 };
 
 std::vector<std::int64_t> parse_guest_args(const std::vector<std::string>& args) {
@@ -56,6 +61,13 @@ int run_program(const RunArgs& args) {
   vm::SoaHeapBinding binding(config, std::move(marker), args.verify);
   if (args.gc_log)
     binding.on_collection = [](const CollectionStats& s) { fmt::print(stderr, "{}", vm::gc_log_line(s)); };
+  std::optional<trace::TraceWriter> writer;
+  std::optional<TraceRecorder> recorder;
+  if (!args.record_trace.empty()) {
+    writer.emplace(args.record_trace);
+    recorder.emplace(binding.heap(), *writer);
+    binding.record_to(&*recorder);
+  }
 
   vm::RunFacts facts;
   facts.program = args.program;
@@ -84,6 +96,13 @@ int run_program(const RunArgs& args) {
     }
   }
   facts.run_ms = clock.elapsed_ms();
+  if (recorder) {
+    binding.record_to(nullptr);
+    recorder->finish();
+    if (args.stats == "text")
+      fmt::print(stderr, "recorded trace {}: {} events in {} chunks, {} bytes\n", args.record_trace,
+                 recorder->totals().events, recorder->totals().chunks, recorder->totals().bytes);
+  }
   report(status);
   return status;
 }
@@ -104,6 +123,8 @@ std::function<int()> register_run_command(CLI::App& app) {
   cmd->add_flag("--verify-heap", args->verify,
                 "At every collection check the graph against a rebuild and the marks against the serial marker");
   cmd->add_flag("--gc-log", args->gc_log, "One line per collection on stderr");
+  cmd->add_option("--record-trace", args->record_trace,
+                  "Record the run's allocations, stores and collections as a heap trace (docs/trace-format.md)");
   cmd->add_option("--stats", args->stats, "End-of-run summary on stderr")
       ->check(CLI::IsMember({"text", "json", "none"}))
       ->capture_default_str();
