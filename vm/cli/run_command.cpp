@@ -8,33 +8,15 @@
 #include <charconv>
 #include <cstdio>
 #include <memory>
-#include <optional>
 
-#include "gc/stopwatch.hpp"
-#include "gc/trace_recorder.hpp"
 #include "vm/asm/assembler.hpp"
-#include "vm/cli/collector_args.hpp"
 #include "vm/cli/commands.hpp"
+#include "vm/cli/run_guest.hpp"
 #include "vm/cli/size_arg.hpp"
-#include "vm/interp/interpreter.hpp"
-#include "vm/runtime/run_report.hpp"
-#include "vm/runtime/soa_heap_binding.hpp"
 
 namespace gcvm::cli {
 
 namespace {
-
-struct RunArgs {
-  std::string program;
-  std::vector<std::string> guest_args;
-  CollectorArgs collector;
-  std::string heap = "64M";
-  std::string refgraph = "barrier";
-  std::string stats = "text";
-  bool verify = false;
-  bool gc_log = false;
-  std::string record_trace;
-};
 
 std::vector<std::int64_t> parse_guest_args(const std::vector<std::string>& args) {
   std::vector<std::int64_t> out;
@@ -58,53 +40,11 @@ int run_program(const RunArgs& args) {
   HeapConfig config;
   config.limit_bytes = *limit;
   config.graph_mode = args.refgraph == "rebuild" ? RefGraphMode::Rebuild : RefGraphMode::Barrier;
-  vm::SoaHeapBinding binding(config, std::move(marker), args.verify);
-  if (args.gc_log)
-    binding.on_collection = [](const CollectionStats& s) { fmt::print(stderr, "{}", vm::gc_log_line(s)); };
-  std::optional<trace::TraceWriter> writer;
-  std::optional<TraceRecorder> recorder;
-  if (!args.record_trace.empty()) {
-    writer.emplace(args.record_trace);
-    recorder.emplace(binding.heap(), *writer);
-    binding.record_to(&*recorder);
+  if (args.record_trace.empty()) {
+    vm::SoaHeapBinding binding(config, std::move(marker), args.verify);
+    return run_on(args, module, binding, guest_args);
   }
-
-  vm::RunFacts facts;
-  facts.program = args.program;
-  facts.collector = std::string(binding.collector_name());
-  facts.refgraph = args.refgraph;
-  facts.heap_limit_bytes = binding.limit_bytes();
-  auto report = [&](int status) {
-    facts.exit_status = status;
-    facts.heap_used_bytes = binding.used_bytes();
-    facts.allocated = binding.totals();
-    if (args.stats == "text") fmt::print(stderr, "{}", vm::run_summary(facts, binding.collections()));
-    if (args.stats == "json") fmt::print(stderr, "{}\n", vm::run_json(facts, binding.collections()).dump());
-  };
-
-  const Stopwatch clock;
-  int status = kExitOk;
-  {
-    vm::Interpreter<vm::SoaHeapBinding> interpreter(module, binding, guest_args);
-    try {
-      status = interpreter.run();
-    } catch (const vm::GuestError& e) {
-      interpreter.flush();
-      fmt::print(stderr, "{}: {}\n", e.kind() == vm::GuestFailure::OutOfMemory ? "gcvm" : "error", e.what());
-      for (const std::string& line : e.trace()) fmt::print(stderr, "{}\n", line);
-      status = e.kind() == vm::GuestFailure::OutOfMemory ? kExitOutOfMemory : kExitGuestError;
-    }
-  }
-  facts.run_ms = clock.elapsed_ms();
-  if (recorder) {
-    binding.record_to(nullptr);
-    recorder->finish();
-    if (args.stats == "text")
-      fmt::print(stderr, "recorded trace {}: {} events in {} chunks, {} bytes\n", args.record_trace,
-                 recorder->totals().events, recorder->totals().chunks, recorder->totals().bytes);
-  }
-  report(status);
-  return status;
+  return run_recording(args, module, config, std::move(marker), guest_args);
 }
 
 }  // namespace

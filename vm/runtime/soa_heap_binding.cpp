@@ -1,7 +1,5 @@
 #include "vm/runtime/soa_heap_binding.hpp"
 
-#include <algorithm>
-
 namespace gcvm::vm {
 
 SoaHeapBinding::SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify)
@@ -17,12 +15,6 @@ SoaHeapBinding::ClassHandle SoaHeapBinding::register_class(std::uint32_t ref_fie
 const CollectionStats& SoaHeapBinding::collect(std::span<const Ref> roots, std::string reason) {
   root_ids_.clear();
   for (const Ref r : roots) root_ids_.push_back(id(r));
-  if (recorder_ != nullptr) {
-    // Trace reasons are single words (docs/trace-format.md): "heap full" is recorded as "heap-full".
-    std::string word = reason;
-    std::replace(word.begin(), word.end(), ' ', '-');
-    recorder_->collecting(root_ids_, word);
-  }
   collections_.push_back(collector_.collect(root_ids_, std::move(reason)));
   if (on_collection) on_collection(collections_.back());
   return collections_.back();

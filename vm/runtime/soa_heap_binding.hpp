@@ -1,7 +1,8 @@
 // The VM's one interface to the garbage collector (DESIGN.md: shapes, allocation,
 // barrier, root enumeration), after MMTk's VMBinding. The interpreter is a template
 // over a binding type, so every heap access is a direct, inlinable call; this is the
-// only binding today (the SOA heap with a Collector and a marker from make_marker).
+// binding of `gcvm run` (the SOA heap with a Collector and a marker from make_marker);
+// with --record-trace the interpreter is instantiated over RecordingSoaHeapBinding.
 //
 // What a binding provides (a Boehm binding provides the same names):
 //   Ref            a guest reference as a 64-bit value; kNull is the null reference
@@ -21,11 +22,8 @@
 //   are gcvm's single write barrier (Heap::store_ref / Heap::store_element), so in
 //   barrier mode the CSR is current at every collection (DESIGN.md 3).
 // - Allocation, reference stores and collections each happen in exactly one function
-//   here, and each reports to the heap-trace recorder when one is set (record_to,
-//   for `gcvm run --record-trace`): allocations after they succeed, stores after the
-//   barrier, collections before they run, with the interpreter's precise roots (which
-//   the recorder writes as a root snapshot when they changed). Without a recorder
-//   each hook is one test of a null pointer, predicted not taken.
+//   here; RecordingSoaHeapBinding (recording_heap_binding.hpp) wraps exactly these to
+//   record a heap trace, so this binding has no tracing code at all.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +36,6 @@
 #include "gc/collector.hpp"
 #include "gc/heap.hpp"
 #include "gc/marker.hpp"
-#include "gc/trace_recorder.hpp"
 
 namespace gcvm::vm {
 
@@ -73,8 +70,6 @@ class SoaHeapBinding {
   Ref allocate(ClassHandle cls) {
     const ObjectId id = heap_.allocate(cls);
     if (id == kNullRef) return kNull;
-    if (recorder_ != nullptr) [[unlikely]]
-      recorder_->allocated(id);
     ++totals_.objects;
     totals_.bytes += object_bytes_[cls];
     return id;
@@ -83,8 +78,6 @@ class SoaHeapBinding {
     if (length > Heap::kMaxArrayLength) return kNull;
     const ObjectId id = is_ref ? heap_.allocate_ref_array(length) : heap_.allocate_scalar_array(length);
     if (id == kNullRef) return kNull;
-    if (recorder_ != nullptr) [[unlikely]]
-      recorder_->allocated(id);
     ++totals_.arrays;
     totals_.bytes += kArrayHeaderBytes + length * (is_ref ? sizeof(ObjectId) : 8);
     return id;
@@ -92,22 +85,14 @@ class SoaHeapBinding {
 
   Ref load_ref(Ref obj, FieldHandle f) const { return heap_.load_ref_at(id(obj), f.offset); }
   /// The write barrier for fields.
-  void store_ref(Ref obj, FieldHandle f, Ref value) {
-    heap_.store_ref_at(id(obj), f.index, f.offset, id(value));
-    if (recorder_ != nullptr) [[unlikely]]
-      recorder_->stored(id(obj), f.index, id(value));
-  }
+  void store_ref(Ref obj, FieldHandle f, Ref value) { heap_.store_ref_at(id(obj), f.index, f.offset, id(value)); }
   std::uint64_t load_scalar(Ref obj, FieldHandle f) const { return heap_.load_scalar_at(id(obj), f.offset); }
   void store_scalar(Ref obj, FieldHandle f, std::uint64_t value) { heap_.store_scalar_at(id(obj), f.offset, value); }
 
   std::uint64_t array_length(Ref array) const { return heap_.array_length(id(array)); }
   Ref load_element(Ref array, std::uint64_t index) const { return heap_.load_element(id(array), index); }
   /// The write barrier for reference arrays.
-  void store_element(Ref array, std::uint64_t index, Ref value) {
-    heap_.store_element(id(array), index, id(value));
-    if (recorder_ != nullptr) [[unlikely]]
-      recorder_->stored(id(array), index, id(value));
-  }
+  void store_element(Ref array, std::uint64_t index, Ref value) { heap_.store_element(id(array), index, id(value)); }
   std::uint64_t load_scalar_element(Ref array, std::uint64_t index) const {
     return heap_.load_scalar_element(id(array), index);
   }
@@ -118,10 +103,6 @@ class SoaHeapBinding {
   /// A full collection; `on_collection` (if set) sees its statistics.
   const CollectionStats& collect(std::span<const Ref> roots, std::string reason);
   std::function<void(const CollectionStats&)> on_collection;
-
-  /// Records every allocation, store and collection from now on into `recorder`
-  /// (which reads this binding's heap and must outlive it); nullptr stops recording.
-  void record_to(TraceRecorder* recorder) { recorder_ = recorder; }
 
   std::uint64_t used_bytes() const { return heap_.used_bytes(); }
   std::uint64_t limit_bytes() const { return heap_.limit_bytes(); }
@@ -139,7 +120,6 @@ class SoaHeapBinding {
   std::vector<ObjectId> root_ids_;
   std::vector<CollectionStats> collections_;
   AllocationTotals totals_;
-  TraceRecorder* recorder_ = nullptr;
 };
 
 }  // namespace gcvm::vm
