@@ -52,7 +52,7 @@ fi
 
 if has sanitize; then
   for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
-    for suite in "test_gc -tc=*gpu-bfs* -tce=*random*" "test_gpu_dfs"; do
+    for suite in "test_gc -tc=${SANITIZE_BFS_CASES:-*gpu-bfs*} -tce=*random*" "test_gpu_dfs ${SANITIZE_DFS_ARGS:-}"; do
       start=$SECONDS
       name=${suite%% *}
       log="$out/sanitizer-$tool-$name.log"

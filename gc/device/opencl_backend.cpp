@@ -147,7 +147,7 @@ class OpenClBackend final : public DeviceBackend {
   }
   ~OpenClBackend() override {
     release_events();
-    for (cl_kernel k : {seed_, level_, lanes_, scatter_, dfs_seed_, dfs_run_})
+    for (cl_kernel k : {seed_, level_, lanes_, fill_, scatter_, dfs_seed_, dfs_run_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -186,11 +186,7 @@ class OpenClBackend final : public DeviceBackend {
     roots_.reserve(context_, roots.size_bytes(), "the roots");
     marks_.reserve(context_, mark_words * sizeof(std::uint32_t), "the mark bitmap");
     write(roots_, roots.data(), roots.size_bytes());
-    const cl_uint zero = 0;
-    if (mark_words != 0)
-      check(clEnqueueFillBuffer(queue_, marks_.get(), &zero, sizeof(zero), 0, mark_words * sizeof(std::uint32_t), 0,
-                                nullptr, nullptr),
-            "clearing the mark bitmap");
+    fill(marks_, 0u, mark_words, "clearing the mark bitmap");
     std::array<std::uint32_t, GCVM_STATE_WORDS> state{};
     state[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
     write(state_, state.data(), sizeof(state));
@@ -258,8 +254,7 @@ class OpenClBackend final : public DeviceBackend {
     ClBuffer from, to;
     from.reserve(context_, bytes, "the bandwidth probe");
     to.reserve(context_, bytes, "the bandwidth probe");
-    const cl_uint one = 1;
-    check(clEnqueueFillBuffer(queue_, from.get(), &one, sizeof(one), 0, bytes / 4 * 4, 0, nullptr, nullptr), "fill");
+    fill(from, 1u, bytes / 4, "filling the bandwidth probe");
     check(clEnqueueCopyBuffer(queue_, from.get(), to.get(), 0, 0, bytes, 0, nullptr, nullptr), "warm-up copy");
     timer_start();
     constexpr int kCopies = 5;
@@ -287,10 +282,9 @@ class OpenClBackend final : public DeviceBackend {
     fill(pool_, 0xFFFFFFFFu, pool_slots, "clearing the DFS pool");
     fill(dfs_state_, 0u, GCVM_DFS_STATE_WORDS, "clearing the DFS state");
     chunk_table_.reserve(context_, GCVM_DFS_CHUNK_SLOTS * sizeof(std::uint64_t), "the DFS chunk table");
-    const cl_ulong free_slot = cl_ulong{GCVM_DFS_NO_VERTEX} << 32;
-    check(clEnqueueFillBuffer(queue_, chunk_table_.get(), &free_slot, sizeof(free_slot), 0,
-                              GCVM_DFS_CHUNK_SLOTS * sizeof(std::uint64_t), 0, nullptr, nullptr),
-          "clearing the DFS chunk table");
+    // Each u64 slot is {low word 0, high word GCVM_DFS_NO_VERTEX} (little-endian).
+    fill_pattern(chunk_table_, 0u, GCVM_DFS_NO_VERTEX, 2 * std::uint64_t{GCVM_DFS_CHUNK_SLOTS},
+                 "clearing the DFS chunk table");
     check(clFinish(queue_), "preparing the DFS stacks");
   }
 
@@ -338,6 +332,8 @@ class OpenClBackend final : public DeviceBackend {
     check(status, "clCreateKernel(gcvm_bfs_level_kernel)");
     lanes_ = clCreateKernel(program_, "gcvm_bfs_lane_kernel", &status);
     check(status, "clCreateKernel(gcvm_bfs_lane_kernel)");
+    fill_ = clCreateKernel(program_, "gcvm_fill_kernel", &status);
+    check(status, "clCreateKernel(gcvm_fill_kernel)");
     scatter_ = clCreateKernel(program_, "gcvm_scatter_kernel", &status);
     check(status, "clCreateKernel(gcvm_scatter_kernel)");
     dfs_seed_ = clCreateKernel(program_, "gcvm_dfs_seed_kernel", &status);
@@ -367,11 +363,17 @@ class OpenClBackend final : public DeviceBackend {
     set_args(scatter_, destination.get(), packed_.get(), ranges_[which].get(), count);
     launch_kernel(scatter_, std::min<std::uint32_t>(count, 4096), "the mirror scatter kernel");
   }
+  /// Fills with the gcvm_fill_kernel (kernels/common/memory_ops.h says why not
+  /// clEnqueueFillBuffer).
   void fill(ClBuffer& buffer, cl_uint value, std::uint64_t words, const char* what) {
-    if (words != 0)
-      check(clEnqueueFillBuffer(queue_, buffer.get(), &value, sizeof(value), 0, words * sizeof(cl_uint), 0, nullptr,
-                                nullptr),
-            what);
+    fill_pattern(buffer, value, value, words, what);
+  }
+  void fill_pattern(ClBuffer& buffer, cl_uint even, cl_uint odd, std::uint64_t words, const char* what) {
+    if (words == 0) return;
+    const cl_ulong count = words;
+    set_args(fill_, buffer.get(), count, even, odd);
+    launch_kernel(fill_, static_cast<std::uint32_t>(std::min<std::uint64_t>(4096, (words + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE)),
+                  what);
   }
   void release_events() {
     if (start_ != nullptr) clReleaseEvent(start_);
@@ -384,7 +386,7 @@ class OpenClBackend final : public DeviceBackend {
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
-  cl_kernel seed_ = nullptr, level_ = nullptr, lanes_ = nullptr, scatter_ = nullptr;
+  cl_kernel seed_ = nullptr, level_ = nullptr, lanes_ = nullptr, fill_ = nullptr, scatter_ = nullptr;
   cl_event start_ = nullptr, stop_ = nullptr;
   ClBuffer begin_, degree_, edges_, marks_, roots_, state_, packed_;
   ClBuffer queues_[2];

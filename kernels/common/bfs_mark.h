@@ -458,16 +458,4 @@ GCVM_DEVICE void gcvm_bfs_lane(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLO
   if (GCVM_LOCAL_ID() == 0u) GCVM_ATOMIC_MAX(state + GCVM_STATE_LEVELS_RUN, levels);
 }
 
-/* Mirror sync: copies packed dirty ranges into place. `ranges` holds triples
- * (destination word, source word, words), one group per range at a time. */
-GCVM_DEVICE void gcvm_scatter_ranges(GCVM_GLOBAL gcvm_u32* destination, const GCVM_GLOBAL gcvm_u32* packed,
-                                     const GCVM_GLOBAL gcvm_u64* ranges, gcvm_u32 range_count) {
-  for (gcvm_u32 r = GCVM_GROUP_ID(); r < range_count; r += GCVM_GROUP_COUNT()) {
-    const gcvm_u64 to = ranges[3u * r];
-    const gcvm_u64 from = ranges[3u * r + 1u];
-    const gcvm_u64 words = ranges[3u * r + 2u];
-    for (gcvm_u64 k = GCVM_LOCAL_ID(); k < words; k += GCVM_GROUP_SIZE) destination[to + k] = packed[from + k];
-  }
-}
-
 #endif

@@ -1,6 +1,7 @@
 // CUDA entry points of the mark kernels: each is a thin wrapper that declares the
 // work-group memory and calls the shared algorithm (kernels/common/bfs_mark.h).
 #include "kernels/common/bfs_mark.h"
+#include "kernels/common/memory_ops.h"
 #include "kernels/cuda/launchers.hpp"
 
 static_assert(sizeof(gcvm_bfs_shared) <= 48 * 1024, "BFS work-group memory must fit the default shared memory");

@@ -3,6 +3,7 @@
  * The build embeds mark_layout.h, portable.h and bfs_mark.h ahead of this file
  * (cmake/EmbedOpenCl.cmake), so the program is compiled from one string. */
 #include "bfs_mark.h"
+#include "memory_ops.h"
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_seed_kernel(
     __global const uint* roots, uint root_count, __global uint* marks, __global uint* out_queue,
@@ -27,6 +28,11 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
   __local struct gcvm_bfs_shared shared;
   gcvm_bfs_lane(begin, degree, edges, marks, roots, root_count, pool, tables, pool_chunks, table_chunks, state, flags,
                 wide_threshold, &shared);
+}
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_fill_kernel(
+    __global uint* words, ulong count, uint even, uint odd) {
+  gcvm_fill_words(words, count, even, odd);
 }
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_scatter_kernel(
