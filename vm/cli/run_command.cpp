@@ -1,5 +1,6 @@
 // `gcvm run PROG.gasm [flags] [-- args]`: assemble a guest program and run it on the
-// SOA heap under the chosen collector. Guest output goes to stdout; the --gc-log lines,
+// SOA heap under the chosen collector, or (--gc=boehm) in libgc's heap under libgc's
+// collector; the choice of heap binding is made here and nowhere else. Guest output goes to stdout; the --gc-log lines,
 // the end-of-run summary (--stats=text|json|none) and errors go to stderr.
 #include <fmt/format.h>
 
@@ -15,6 +16,11 @@
 #include "vm/interp/interpreter.hpp"
 #include "vm/runtime/run_report.hpp"
 #include "vm/runtime/soa_heap_binding.hpp"
+#if GCVM_HAVE_BOEHM
+#include "gc/boehm/boehm_heap.hpp"
+#include "gc/gc_options.hpp"
+#include "vm/runtime/boehm_heap_binding.hpp"
+#endif
 
 namespace gcvm::cli {
 
@@ -43,24 +49,17 @@ std::vector<std::int64_t> parse_guest_args(const std::vector<std::string>& args)
   return out;
 }
 
-int run_program(const RunArgs& args) {
-  const auto limit = parse_byte_size(args.heap);
-  if (!limit || *limit == 0) throw UsageError("--heap=" + args.heap + " is not a size (examples: 64M, 2G)");
-  const std::vector<std::int64_t> guest_args = parse_guest_args(args.guest_args);
-  auto marker = make_marker(args.collector.choice());
-  const vm::Module module = vm::assemble_file(args.program);
-
-  HeapConfig config;
-  config.limit_bytes = *limit;
-  config.graph_mode = args.refgraph == "rebuild" ? RefGraphMode::Rebuild : RefGraphMode::Barrier;
-  vm::SoaHeapBinding binding(config, std::move(marker), args.verify);
+/// Runs `module` on `binding` and reports; returns the exit status.
+template <typename Binding>
+int run_on(const RunArgs& args, const vm::Module& module, const std::vector<std::int64_t>& guest_args, Binding& binding,
+           const std::string& refgraph) {
   if (args.gc_log)
     binding.on_collection = [](const CollectionStats& s) { fmt::print(stderr, "{}", vm::gc_log_line(s)); };
 
   vm::RunFacts facts;
   facts.program = args.program;
   facts.collector = std::string(binding.collector_name());
-  facts.refgraph = args.refgraph;
+  facts.refgraph = refgraph;
   facts.heap_limit_bytes = binding.limit_bytes();
   auto report = [&](int status) {
     facts.exit_status = status;
@@ -73,7 +72,7 @@ int run_program(const RunArgs& args) {
   const Stopwatch clock;
   int status = kExitOk;
   {
-    vm::Interpreter<vm::SoaHeapBinding> interpreter(module, binding, guest_args);
+    vm::Interpreter<Binding> interpreter(module, binding, guest_args);
     try {
       status = interpreter.run();
     } catch (const vm::GuestError& e) {
@@ -84,8 +83,36 @@ int run_program(const RunArgs& args) {
     }
   }
   facts.run_ms = clock.elapsed_ms();
+  binding.on_collection = nullptr;
   report(status);
   return status;
+}
+
+int run_program(const RunArgs& args) {
+  const auto limit = parse_byte_size(args.heap);
+  if (!limit || *limit == 0) throw UsageError("--heap=" + args.heap + " is not a size (examples: 64M, 2G)");
+  const std::vector<std::int64_t> guest_args = parse_guest_args(args.guest_args);
+  const CollectorChoice choice = args.collector.choice();
+#if GCVM_HAVE_BOEHM
+  if (collector_is_boehm(choice)) {
+    if (!choice.options.empty()) reject_gc_option("boehm", choice.options.front(), "");
+    if (args.verify)
+      throw UsageError("--verify-heap checks a gcvm heap; --gc=boehm runs in libgc's heap (compare with --gc=serial)");
+    if (args.refgraph != "barrier")
+      throw UsageError("--refgraph=rebuild applies to gcvm heaps; --gc=boehm keeps no reference graph");
+    const vm::Module module = vm::assemble_file(args.program);
+    vm::BoehmHeapBinding binding(*limit, choice.threads);
+    return run_on(args, module, guest_args, binding, "none");
+  }
+#endif
+  auto marker = make_marker(choice);
+  const vm::Module module = vm::assemble_file(args.program);
+
+  HeapConfig config;
+  config.limit_bytes = *limit;
+  config.graph_mode = args.refgraph == "rebuild" ? RefGraphMode::Rebuild : RefGraphMode::Barrier;
+  vm::SoaHeapBinding binding(config, std::move(marker), args.verify);
+  return run_on(args, module, guest_args, binding, args.refgraph);
 }
 
 }  // namespace
