@@ -60,7 +60,8 @@ std::uint64_t g_heaps = 0;
 BoehmHeap::RootSource g_root_source;
 std::vector<std::uint64_t> g_root_words;  // what the source reported for the running collection
 std::uint64_t g_root_source_epoch = 0;
-GC_push_other_roots_proc g_libgc_push_other_roots = nullptr;
+GC_push_other_roots_proc g_libgc_push_other_roots = nullptr;  // what push_source_roots chains to
+bool g_push_installed = false;
 BoehmHeap::CollectionListener g_listener;
 std::uint64_t g_listener_epoch = 0;
 std::uint64_t g_in_use_at_start = 0;
@@ -305,12 +306,14 @@ void BoehmHeap::build_on_scratch_thread(const std::function<void()>& build) {
 void BoehmHeap::set_root_source(RootSource source) {
   g_root_source = std::move(source);
   g_root_source_epoch = epoch_;
-  if (g_root_source && g_libgc_push_other_roots == nullptr) {
-    g_libgc_push_other_roots = GC_get_push_other_roots();
+  if (g_root_source && !g_push_installed) {
+    g_libgc_push_other_roots = GC_get_push_other_roots();  // null unless another library set one
     GC_set_push_other_roots(push_source_roots);
-  } else if (!g_root_source && g_libgc_push_other_roots != nullptr) {
+    g_push_installed = true;
+  } else if (!g_root_source && g_push_installed) {
     GC_set_push_other_roots(g_libgc_push_other_roots);
     g_libgc_push_other_roots = nullptr;
+    g_push_installed = false;
     g_root_words = {};
   }
 }
