@@ -16,22 +16,25 @@
 # behind --gc-log and --stats); that walk is not part of any pause but is part of the
 # run's wall time, so it is shown ("census") and subtracted ("wall - census").
 #
-# Usage: bench/bench_vm_collectors.sh [--quick] [--reps=N] [--heap=SIZE] [--build=DIR]
+# Usage: bench/bench_vm_collectors.sh [--quick] [--reps=N] [--heap=SIZE] [--gcbench=S] [--trees=N] [--build=DIR]
 #   --quick: GCBench S=2 and binary-trees N=14 (seconds instead of minutes)
 #   defaults: GCBench S=0 (Boehm's full sizes), binary-trees N=16, --heap=64M
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/release
 reps=3
-quick=0
 heap=64M
+gcbench=0
+trees=16
 for a in "$@"; do
   case "$a" in
-    --quick) quick=1 ;;
+    --quick) gcbench=2 trees=14 ;;
+    --gcbench=*) gcbench="${a#--gcbench=}" ;;
+    --trees=*) trees="${a#--trees=}" ;;
     --reps=*) reps="${a#--reps=}" ;;
     --heap=*) heap="${a#--heap=}" ;;
     --build=*) build="${a#--build=}" ;;
-    *) echo "usage: $0 [--quick] [--reps=N] [--heap=SIZE] [--build=DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--reps=N] [--heap=SIZE] [--gcbench=S] [--trees=N] [--build=DIR]" >&2; exit 2 ;;
   esac
 done
 gcvm="$build/gcvm"
@@ -41,8 +44,10 @@ cores=$(nproc)
 have_boehm=1
 "$gcvm" run workloads/micro_single.gasm --gc=boehm --stats=none >/dev/null 2>&1 || have_boehm=0
 
-programs=("gcbench 0" "binary_trees 16")
-((quick)) && programs=("gcbench 2" "binary_trees 14")
+for n in "$gcbench" "$trees"; do
+  [[ "$n" =~ ^[0-9]+$ ]] || { echo "bench_vm_collectors: '$n' is not a size (a non-negative integer)" >&2; exit 2; }
+done
+programs=("gcbench $gcbench" "binary_trees $trees")
 threads=(1 2 "$cores")
 [[ "$cores" -le 2 ]] && threads=(1 2)
 configs=(serial)
