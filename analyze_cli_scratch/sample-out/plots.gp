@@ -4,14 +4,14 @@ set datafile separator ','
 set key top right autotitle columnhead
 set grid
 set logscale y
-set output '/work/wt/boehmvm/analyze_cli_scratch/sample-out/levels.png'
+set output '/work/wt/import/analyze_cli_scratch/sample-out/levels.png'
 set title 'Objects per BFS step from the roots: sample.hprof'
 set logscale x
 set xlabel 'step + 1 (step = depth when uncapped)'
 set ylabel 'objects taken in the step'
 set yrange [0.8:*]
-plot '/work/wt/boehmvm/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):3 with steps lw 1.5 title 'width cap 128', '/work/wt/boehmvm/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):4 with steps lw 1.5 title 'width cap 256', '/work/wt/boehmvm/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):5 with steps lw 1.5 title 'width cap 1024', '/work/wt/boehmvm/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):6 with steps lw 1.5 title 'width cap 32768', '/work/wt/boehmvm/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):2 with steps lw 3 lc rgb 'black' title 'uncapped'
-set output '/work/wt/boehmvm/analyze_cli_scratch/sample-out/degrees.png'
+plot '/work/wt/import/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):3 with steps lw 1.5 title 'width cap 128', '/work/wt/import/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):4 with steps lw 1.5 title 'width cap 256', '/work/wt/import/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):5 with steps lw 1.5 title 'width cap 1024', '/work/wt/import/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):6 with steps lw 1.5 title 'width cap 32768', '/work/wt/import/analyze_cli_scratch/sample-out/levels.csv' using ($1 + 1):2 with steps lw 3 lc rgb 'black' title 'uncapped'
+set output '/work/wt/import/analyze_cli_scratch/sample-out/degrees.png'
 set title 'Out-degree distribution of reachable objects: sample.hprof'
 set logscale x
 set xlabel 'non-null references per object (0 drawn at 0.5)'
@@ -19,5 +19,5 @@ set ylabel 'objects'
 set xtics add ('0' 0.5)
 set key off
 set xrange [0.4:*]
-plot '/work/wt/boehmvm/analyze_cli_scratch/sample-out/degrees.csv' using ($1 == 0 ? 0.5 : $1):2 with impulses lw 3
+plot '/work/wt/import/analyze_cli_scratch/sample-out/degrees.csv' using ($1 == 0 ? 0.5 : $1):2 with impulses lw 3
 unset output
