@@ -2,6 +2,7 @@
 
 #include "gc/markers/gpu_bfs_marker.hpp"
 #include "gc/markers/parallel_marker.hpp"
+#include "gc/markers/gpu_dfs_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
 
 namespace gcvm {
@@ -15,7 +16,7 @@ bool collector_is_boehm(const CollectorChoice& choice) {
 #endif
 }
 
-std::vector<std::string_view> marker_names() { return {"serial", "parallel", "gpu-bfs"}; }
+std::vector<std::string_view> marker_names() { return {"serial", "parallel", "gpu-bfs", "gpu-dfs"}; }
 
 std::vector<std::string_view> collector_names() {
   std::vector<std::string_view> names = marker_names();
@@ -31,6 +32,8 @@ std::unique_ptr<Marker> make_marker(const CollectorChoice& choice) {
     return std::make_unique<ParallelMarker>(ParallelMarkerOptions::parse(choice.options, choice.threads));
   if (choice.name == "gpu-bfs")
     return std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(choice.options, choice.device));
+  if (choice.name == "gpu-dfs")
+    return std::make_unique<GpuDfsMarker>(GpuDfsMarkerOptions::parse(choice.options, choice.device));
   if (collector_is_boehm(choice))
     throw ConfigError("--gc=boehm collects its own libgc heap, not a gcvm heap: it is available to `gcvm mark` "
                       "and `gcvm run`, not here");

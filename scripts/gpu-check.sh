@@ -4,8 +4,9 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench" SANITIZERS="memcheck racecheck synccheck"
-#   SANITIZE_SECONDS=240 BENCH_ARGS="--quick" bash scripts/gpu-check.sh
+#   STAGES="build test sanitize bench dfs-bench markers-bench" SANITIZERS="memcheck racecheck synccheck"
+#   SANITIZE_SECONDS=240 BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3"
+#   bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-logs}
@@ -24,6 +25,8 @@ if has build; then
   if ls .device-debs/*.deb >/dev/null 2>&1; then
     for f in .device-debs/*.deb; do dpkg -x "$f" /opt/gcdeps; done
     prefix=(-DCMAKE_PREFIX_PATH=/opt/gcdeps/usr)
+    export PKG_CONFIG_SYSROOT_DIR=/opt/gcdeps PKG_CONFIG_PATH=/opt/gcdeps/usr/lib/x86_64-linux-gnu/pkgconfig
+    export LD_LIBRARY_PATH=/opt/gcdeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   fi
   start=$SECONDS
   if cmake -S . -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=Release "${prefix[@]}" >"$out/configure.log" 2>&1 &&
@@ -35,6 +38,7 @@ if has build; then
 fi
 
 "$build/gcvm" devices | tee "$out/devices.log"
+grep -E "GCVM_HAVE_BOEHM|bdw-gc|libgc" "$out/configure.log" | head -3
 
 if has test; then
   start=$SECONDS
@@ -48,12 +52,16 @@ fi
 
 if has sanitize; then
   for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
-    start=$SECONDS
-    log="$out/sanitizer-$tool.log"
-    GCVM_TEST_BACKEND=cuda timeout "${SANITIZE_SECONDS:-240}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-      "$build/tests/test_gc" -tc='*gpu-bfs*' -tce='*random graphs*' >"$log" 2>&1
-    rc=$?
-    note "compute-sanitizer $tool" "$([ $rc -eq 0 ] && echo clean || echo "rc=$rc") ($((SECONDS - start)) s): $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"
+    for suite in "test_gc -tc=*gpu-bfs* -tce=*random*" "test_gpu_dfs"; do
+      start=$SECONDS
+      name=${suite%% *}
+      log="$out/sanitizer-$tool-$name.log"
+      # shellcheck disable=SC2086
+      GCVM_TEST_BACKEND=cuda timeout "${SANITIZE_SECONDS:-240}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$build/tests/"$suite >"$log" 2>&1
+      rc=$?
+      note "sanitizer $tool $name" "$([ $rc -eq 0 ] && echo clean || echo "rc=$rc") ($((SECONDS - start)) s): $(grep -E 'ERROR SUMMARY|test cases' "$log" | tail -2 | tr '\n' ' ')"
+    done
   done
 fi
 
@@ -61,6 +69,22 @@ if has bench; then
   start=$SECONDS
   "$build/bench/bench_gpu_mark" --device=cuda $bench_args 2>&1 | tee "$out/bench_gpu_mark.log"
   note "bench_gpu_mark $bench_args" "done ($((SECONDS - start)) s)"
+fi
+
+if has dfs-bench; then
+  start=$SECONDS
+  "$build/bench/bench_gpu_dfs" --device=cuda ${DFS_BENCH_ARGS:-} 2>&1 | tee "$out/bench_gpu_dfs.log"
+  note "bench_gpu_dfs ${DFS_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
+fi
+
+if has markers-bench; then
+  start=$SECONDS
+  "$build/bench/bench_markers" ${MARKERS_BENCH_ARGS:---runs 3 --threads 1,2,4,8,16 --boehm-markers 16} 2>&1 | tee "$out/bench_markers.log"
+  note "bench_markers" "done ($((SECONDS - start)) s)"
+fi
+
+if has probe && [ -d probe ]; then
+  bash probe/run.sh 2>&1 | tee "$out/probe.log"
 fi
 
 echo

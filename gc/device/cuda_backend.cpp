@@ -79,8 +79,6 @@ class CudaBackend final : public DeviceBackend {
     kept = edges_.reserve(padded * sizeof(std::uint32_t), "the mirror's edge array") && kept;
     vertices_ = vertices;
     queue_bytes_ = std::max<std::uint64_t>(vertices, 1) * sizeof(std::uint32_t);
-    queues_[0].reserve(queue_bytes_, "a frontier queue");
-    queues_[1].reserve(queue_bytes_, "a frontier queue");
     return kept;
   }
 
@@ -112,6 +110,8 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
+    queues_[0].reserve(queue_bytes_, "a frontier queue");
+    queues_[1].reserve(queue_bytes_, "a frontier queue");
     check(cuda::launch_bfs_seed(roots_.as<std::uint32_t>(), root_count, marks_.as<std::uint32_t>(),
                                 queues_[1].as<std::uint32_t>(), state_.as<std::uint32_t>(), groups, stream_),
           "launching the BFS seed kernel");
@@ -183,7 +183,55 @@ class CudaBackend final : public DeviceBackend {
     return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
            queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + packed_.capacity() +
            ranges_[0].capacity() + ranges_[1].capacity() + ranges_[2].capacity() + lane_pool_.capacity() +
-           lane_tables_.capacity();
+           lane_tables_.capacity() + dfs_state_.capacity() +
+           dfs_stack_bytes();
+  }
+
+  void begin_dfs(std::uint64_t vertices, std::uint32_t threads, std::uint32_t pool_slots) override {
+    storage_.reserve(std::max<std::uint64_t>(vertices, 1) * sizeof(std::uint32_t), "the DFS stack storage");
+    tops_.reserve(std::max<std::size_t>(threads, 1) * sizeof(std::uint32_t), "the DFS stack tops");
+    pool_.reserve(std::max<std::size_t>(pool_slots, 1) * sizeof(std::uint32_t), "the DFS donation pool");
+    dfs_state_.reserve(GCVM_DFS_STATE_WORDS * sizeof(std::uint32_t), "the DFS state");
+    check(cudaMemsetAsync(storage_.as<void>(), 0xFF, vertices * sizeof(std::uint32_t), stream_),
+          "clearing the DFS stack storage");
+    check(cudaMemsetAsync(pool_.as<void>(), 0xFF, std::size_t{pool_slots} * sizeof(std::uint32_t), stream_),
+          "clearing the DFS pool");
+    check(cudaMemsetAsync(dfs_state_.as<void>(), 0, GCVM_DFS_STATE_WORDS * sizeof(std::uint32_t), stream_),
+          "clearing the DFS state");
+    chunk_table_.reserve(GCVM_DFS_CHUNK_SLOTS * sizeof(std::uint64_t), "the DFS chunk table");
+    free_chunk_slots_.assign(GCVM_DFS_CHUNK_SLOTS, std::uint64_t{GCVM_DFS_NO_VERTEX} << 32);
+    copy_in(chunk_table_.as<void>(), free_chunk_slots_.data(), free_chunk_slots_.size() * sizeof(std::uint64_t));
+  }
+
+  void launch_dfs_seed(std::uint32_t root_count, const DfsLaunch& launch) override {
+    check(cuda::launch_dfs_seed(roots_.as<std::uint32_t>(), root_count, marks_.as<std::uint32_t>(),
+                                storage_.as<std::uint32_t>(), tops_.as<std::uint32_t>(), launch.flags, launch.groups,
+                                stream_),
+          "launching the DFS seed kernel");
+  }
+
+  void launch_dfs_run(std::uint32_t index, const DfsLaunch& launch) override {
+    const cuda::DfsRunArgs args{begin_.as<std::uint64_t>(),  degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
+                                marks_.as<std::uint32_t>(),  storage_.as<std::uint32_t>(), tops_.as<std::uint32_t>(),
+                                pool_.as<std::uint32_t>(),   chunk_table_.as<std::uint64_t>(),
+                                dfs_state_.as<std::uint32_t>(), index, launch.flags, launch.local_stack,
+                                launch.wide_threshold, launch.pool_slots, launch.chunk_edges,
+                                launch.rounds_per_launch, launch.steps, launch.groups};
+    check(cuda::launch_dfs_run(args, stream_), "launching the DFS run kernel");
+  }
+
+  std::vector<std::uint32_t> read_dfs_state() override {
+    std::vector<std::uint32_t> state(GCVM_DFS_STATE_WORDS);
+    copy_out(state.data(), dfs_state_.as<void>(), state.size() * sizeof(std::uint32_t), "reading the DFS state");
+    return state;
+  }
+
+  std::uint32_t dfs_resident_groups() const override {
+    return static_cast<std::uint32_t>(std::max(1u, info_.compute_units) * cuda::dfs_run_groups_per_sm());
+  }
+
+  std::uint64_t dfs_stack_bytes() const override {
+    return storage_.capacity() + tops_.capacity() + pool_.capacity() + chunk_table_.capacity();
   }
 
  private:
@@ -215,6 +263,8 @@ class CudaBackend final : public DeviceBackend {
   DeviceBuffer lane_pool_, lane_tables_;
   std::uint64_t queue_bytes_ = 0;
   std::uint64_t vertices_ = 0;
+  DeviceBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;
+  std::vector<std::uint64_t> free_chunk_slots_;  // host source of the async chunk-table reset
 };
 
 }  // namespace

@@ -56,6 +56,18 @@ struct BfsLaunch {
   std::uint32_t groups = 0;  // work groups per level kernel
 };
 
+/// The kernel parameters of one gpu-dfs collection (GCVM_DFS_* flags).
+struct DfsLaunch {
+  std::uint32_t flags = 0;
+  std::uint32_t local_stack = 0;     // hybrid-stack entries per thread, 0 = off
+  std::uint32_t wide_threshold = 0;  // references above which the group scans an object
+  std::uint32_t pool_slots = 1;      // donation pool slots (the buffer of begin_dfs)
+  std::uint32_t chunk_edges = 0;     // chunk size of huge objects (GCVM_DFS_CHUNKS)
+  std::uint32_t rounds_per_launch = 1;
+  std::uint32_t steps = 1;           // objects a thread pops per round
+  std::uint32_t groups = 0;          // work groups of every DFS launch of the collection
+};
+
 /// One contiguous copy into a mirror array: `words` 32-bit words from offset
 /// `source` of the packed buffer to offset `destination` of the array.
 struct MirrorRange {
@@ -112,6 +124,21 @@ class DeviceBackend {
   /// Device-to-device copy bandwidth in bytes/s, measured by copying `bytes` (for the
   /// benchmarks' bandwidth floor).
   virtual double copy_bandwidth(std::uint64_t bytes) = 0;
+
+  // --- gpu-dfs (kernels/common/dfs_mark.h), after begin_mark ---
+  /// Makes room for and resets the DFS stack storage (one word per vertex, all
+  /// GCVM_DFS_NOT_IN_STACK), `threads` saved tops, `pool_slots` pool slots, the
+  /// chunk table and the DFS state words.
+  virtual void begin_dfs(std::uint64_t vertices, std::uint32_t threads, std::uint32_t pool_slots) = 0;
+  virtual void launch_dfs_seed(std::uint32_t root_count, const DfsLaunch& launch) = 0;
+  /// Launch number `index` (0, 1, ...) of the DFS run kernel.
+  virtual void launch_dfs_run(std::uint32_t index, const DfsLaunch& launch) = 0;
+  /// The DFS state words (GCVM_DFS_STATE_WORDS), after all launched work finished.
+  virtual std::vector<std::uint32_t> read_dfs_state() = 0;
+  /// Work groups of the DFS run kernel that run at once on the whole device.
+  virtual std::uint32_t dfs_resident_groups() const = 0;
+  /// Device bytes of the DFS stacks: stack storage, saved tops, pool and chunk table.
+  virtual std::uint64_t dfs_stack_bytes() const = 0;
 };
 
 }  // namespace gcvm

@@ -147,7 +147,7 @@ class OpenClBackend final : public DeviceBackend {
   }
   ~OpenClBackend() override {
     release_events();
-    for (cl_kernel k : {seed_, level_, lanes_, scatter_})
+    for (cl_kernel k : {seed_, level_, lanes_, scatter_, dfs_seed_, dfs_run_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -162,7 +162,6 @@ class OpenClBackend final : public DeviceBackend {
     kept = degree_.reserve(context_, vertices * sizeof(std::uint32_t), "the mirror's degree array") && kept;
     kept = edges_.reserve(context_, padded * sizeof(std::uint32_t), "the mirror's edge array") && kept;
     vertices_ = vertices;
-    for (ClBuffer& q : queues_) q.reserve(context_, vertices * sizeof(std::uint32_t), "a frontier queue");
     return kept;
   }
 
@@ -199,6 +198,7 @@ class OpenClBackend final : public DeviceBackend {
   }
 
   void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
+    for (ClBuffer& q : queues_) q.reserve(context_, vertices_ * sizeof(std::uint32_t), "a frontier queue");
     set_args(seed_, roots_.get(), root_count, marks_.get(), queues_[1].get(), state_.get());
     launch_kernel(seed_, groups, "the BFS seed kernel");
   }
@@ -272,9 +272,50 @@ class OpenClBackend final : public DeviceBackend {
   std::uint64_t device_bytes() const override {
     std::uint64_t total = 0;
     for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &packed_, &queues_[0],
-                              &queues_[1], &ranges_[0], &ranges_[1], &ranges_[2], &lane_pool_, &lane_tables_})
+                              &queues_[1], &ranges_[0], &ranges_[1], &ranges_[2], &lane_pool_, &lane_tables_,
+                              &dfs_state_})
       total += b->capacity();
-    return total;
+    return total + dfs_stack_bytes();
+  }
+
+  void begin_dfs(std::uint64_t vertices, std::uint32_t threads, std::uint32_t pool_slots) override {
+    storage_.reserve(context_, vertices * sizeof(std::uint32_t), "the DFS stack storage");
+    tops_.reserve(context_, std::size_t{threads} * sizeof(std::uint32_t), "the DFS stack tops");
+    pool_.reserve(context_, std::size_t{pool_slots} * sizeof(std::uint32_t), "the DFS donation pool");
+    dfs_state_.reserve(context_, GCVM_DFS_STATE_WORDS * sizeof(std::uint32_t), "the DFS state");
+    fill(storage_, 0xFFFFFFFFu, vertices, "clearing the DFS stack storage");
+    fill(pool_, 0xFFFFFFFFu, pool_slots, "clearing the DFS pool");
+    fill(dfs_state_, 0u, GCVM_DFS_STATE_WORDS, "clearing the DFS state");
+    chunk_table_.reserve(context_, GCVM_DFS_CHUNK_SLOTS * sizeof(std::uint64_t), "the DFS chunk table");
+    const cl_ulong free_slot = cl_ulong{GCVM_DFS_NO_VERTEX} << 32;
+    check(clEnqueueFillBuffer(queue_, chunk_table_.get(), &free_slot, sizeof(free_slot), 0,
+                              GCVM_DFS_CHUNK_SLOTS * sizeof(std::uint64_t), 0, nullptr, nullptr),
+          "clearing the DFS chunk table");
+    check(clFinish(queue_), "preparing the DFS stacks");
+  }
+
+  void launch_dfs_seed(std::uint32_t root_count, const DfsLaunch& l) override {
+    set_args(dfs_seed_, roots_.get(), root_count, marks_.get(), storage_.get(), tops_.get(), l.flags);
+    launch_kernel(dfs_seed_, l.groups, "the DFS seed kernel");
+  }
+
+  void launch_dfs_run(std::uint32_t index, const DfsLaunch& l) override {
+    set_args(dfs_run_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), storage_.get(), tops_.get(),
+             pool_.get(), chunk_table_.get(), dfs_state_.get(), index, l.flags, l.local_stack, l.wide_threshold,
+             l.pool_slots, l.chunk_edges, l.rounds_per_launch, l.steps);
+    launch_kernel(dfs_run_, l.groups, "the DFS run kernel");
+  }
+
+  std::vector<std::uint32_t> read_dfs_state() override {
+    std::vector<std::uint32_t> state(GCVM_DFS_STATE_WORDS);
+    read(dfs_state_, state.data(), state.size() * sizeof(std::uint32_t), "reading the DFS state");
+    return state;
+  }
+
+  std::uint32_t dfs_resident_groups() const override { return std::max(1u, info_.resident_groups); }
+
+  std::uint64_t dfs_stack_bytes() const override {
+    return storage_.capacity() + tops_.capacity() + pool_.capacity() + chunk_table_.capacity();
   }
 
  private:
@@ -299,6 +340,10 @@ class OpenClBackend final : public DeviceBackend {
     check(status, "clCreateKernel(gcvm_bfs_lane_kernel)");
     scatter_ = clCreateKernel(program_, "gcvm_scatter_kernel", &status);
     check(status, "clCreateKernel(gcvm_scatter_kernel)");
+    dfs_seed_ = clCreateKernel(program_, "gcvm_dfs_seed_kernel", &status);
+    check(status, "clCreateKernel(gcvm_dfs_seed_kernel)");
+    dfs_run_ = clCreateKernel(program_, "gcvm_dfs_run_kernel", &status);
+    check(status, "clCreateKernel(gcvm_dfs_run_kernel)");
   }
   void launch_kernel(cl_kernel kernel, std::uint32_t groups, const char* what) {
     const std::size_t local = GCVM_GROUP_SIZE;
@@ -322,6 +367,12 @@ class OpenClBackend final : public DeviceBackend {
     set_args(scatter_, destination.get(), packed_.get(), ranges_[which].get(), count);
     launch_kernel(scatter_, std::min<std::uint32_t>(count, 4096), "the mirror scatter kernel");
   }
+  void fill(ClBuffer& buffer, cl_uint value, std::uint64_t words, const char* what) {
+    if (words != 0)
+      check(clEnqueueFillBuffer(queue_, buffer.get(), &value, sizeof(value), 0, words * sizeof(cl_uint), 0, nullptr,
+                                nullptr),
+            what);
+  }
   void release_events() {
     if (start_ != nullptr) clReleaseEvent(start_);
     if (stop_ != nullptr) clReleaseEvent(stop_);
@@ -340,6 +391,8 @@ class OpenClBackend final : public DeviceBackend {
   ClBuffer ranges_[3];
   ClBuffer lane_pool_, lane_tables_;
   std::uint64_t vertices_ = 0;
+  cl_kernel dfs_seed_ = nullptr, dfs_run_ = nullptr;
+  ClBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;
 };
 
 }  // namespace

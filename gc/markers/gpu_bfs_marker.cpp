@@ -71,52 +71,21 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
   return o;
 }
 
-GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options) : options_(std::move(options)) {
-  if (options_.device.automatic()) {
-    try {
-      backend_ = open_device(options_.device);
-    } catch (const DeviceError& e) {
-      fmt::print(stderr, "gcvm: warning: gpu-bfs: {}; marking on the CPU (serial) instead\n", e.what());
-      on_cpu_ = true;
-      return;
-    }
-    if (!backend_) {
-      fmt::print(stderr, "gcvm: warning: gpu-bfs: no GPU is usable (--device=auto); marking on the CPU (serial)\n");
-      on_cpu_ = true;
-      return;
-    }
-  } else {
-    backend_ = open_device(options_.device);
-  }
-  mirror_ = std::make_unique<GraphMirror>(*backend_);
-}
-
-GpuBfsMarker::~GpuBfsMarker() = default;
+GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options)
+    : options_(std::move(options)), session_("gpu-bfs", options_.device) {}
 
 MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
-  if (on_cpu_) return cpu_.mark(request, out);
-  try {
-    return mark_on_device(request, out);
-  } catch (const DeviceError& e) {
-    out.reset(0);
-    if (!options_.device.automatic()) throw;
-    return mark_on_cpu(request, out, e.what());
-  }
+  return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {
+    return mark_on_device(backend, mirror, request, out);
+  });
 }
 
-MarkStats GpuBfsMarker::mark_on_cpu(const MarkRequest& request, MarkBitmap& out, const std::string& why) {
-  fmt::print(stderr, "gcvm: warning: gpu-bfs: {}; marking on the CPU (serial) from now on\n", why);
-  on_cpu_ = true;
-  mirror_.reset();
-  backend_.reset();
-  return cpu_.mark(request, out);
-}
-
-MarkStats GpuBfsMarker::mark_on_device(const MarkRequest& request, MarkBitmap& out) {
+MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request,
+                                       MarkBitmap& out) {
   const Stopwatch clock;
   MarkStats stats;
-  const DeviceInfo& info = backend_->info();
-  const MirrorSyncStats sync = mirror_->sync(request.graph, request.dirty);
+  const DeviceInfo& info = backend.info();
+  const MirrorSyncStats sync = mirror.sync(request.graph, request.dirty);
 
   BfsLaunch launch;
   launch.flags = (options_.prefix_offsets ? GCVM_BFS_PREFIX : 0u) | (options_.vector_loads ? GCVM_BFS_VECTOR : 0u) |
@@ -131,43 +100,43 @@ MarkStats GpuBfsMarker::mark_on_device(const MarkRequest& request, MarkBitmap& o
 
   const std::uint64_t mark_words = std::uint64_t{request.block_count} * 2;
   const Stopwatch roots_clock;
-  backend_->begin_mark(request.roots, mark_words);
+  backend.begin_mark(request.roots, mark_words);
   const double roots_ms = roots_clock.elapsed_ms();
 
-  backend_->timer_start();
+  backend.timer_start();
   const auto root_count = static_cast<std::uint32_t>(request.roots.size());
   std::vector<std::uint32_t> state;
   std::uint64_t host_checks = 1;
   if (options_.split) {
-    backend_->launch_bfs_lanes(root_count, launch);
-    state = backend_->read_state();
+    backend.launch_bfs_lanes(root_count, launch);
+    state = backend.read_state();
     if (state[GCVM_STATE_OVERFLOW] != 0)
       throw DeviceError("gpu-bfs sms=split: the lanes' queue pool overflowed (an internal sizing error)");
   } else {
     const std::uint32_t seed_groups =
         std::max(1u, std::min<std::uint32_t>(launch.groups, (root_count + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
-    backend_->launch_bfs_seed(root_count, seed_groups);
+    backend.launch_bfs_seed(root_count, seed_groups);
     std::uint32_t level = 1;
     std::uint32_t batch = options_.levels_per_check != 0 ? options_.levels_per_check : 1;
     host_checks = 0;
     for (;;) {
-      for (std::uint32_t i = 0; i < batch; ++i) backend_->launch_bfs_level(level + i, launch);
+      for (std::uint32_t i = 0; i < batch; ++i) backend.launch_bfs_level(level + i, launch);
       level += batch;
-      state = backend_->read_state();
+      state = backend.read_state();
       ++host_checks;
       if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL) break;
       if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0) break;
       if (options_.levels_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
     }
   }
-  const double kernel_ms = backend_->timer_stop_ms();
+  const double kernel_ms = backend.timer_stop_ms();
   const std::uint64_t gpu_edges =
       std::uint64_t{state[GCVM_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_STATE_EDGES_LO + 1]} << 32);
   const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
 
   const Stopwatch download_clock;
   out.reset(request.block_count);
-  backend_->read_marks(out.words().data(), request.block_count);
+  backend.read_marks(out.words().data(), request.block_count);
   double download_ms = download_clock.elapsed_ms();
 
   double fallback_ms = 0;
@@ -176,7 +145,7 @@ MarkStats GpuBfsMarker::mark_on_device(const MarkRequest& request, MarkBitmap& o
     const Stopwatch fallback_clock;
     const std::uint32_t pending = state[GCVM_STATE_COUNT + fallback_level % GCVM_LEVEL_RING];
     const Stopwatch queue_clock;
-    std::vector<ObjectId> queue = backend_->read_level_queue(fallback_level, pending);
+    std::vector<ObjectId> queue = backend.read_level_queue(fallback_level, pending);
     download_ms += queue_clock.elapsed_ms();
     cpu_edges = finish_on_cpu(request, std::move(queue), out);
     fallback_ms = fallback_clock.elapsed_ms();
@@ -203,7 +172,7 @@ MarkStats GpuBfsMarker::mark_on_device(const MarkRequest& request, MarkBitmap& o
       {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
       {"mark_download_ms", download_ms},
       {"groups", static_cast<double>(launch.groups)},
-      {"device_bytes", static_cast<double>(backend_->device_bytes())},
+      {"device_bytes", static_cast<double>(backend.device_bytes())},
   };
   return stats;
 }

@@ -30,12 +30,9 @@
 #include <memory>
 #include <string>
 
-#include "gc/device/device_backend.hpp"
-#include "gc/device/device_registry.hpp"
-#include "gc/device/graph_mirror.hpp"
+#include "gc/device/device_session.hpp"
 #include "gc/gc_options.hpp"
 #include "gc/marker.hpp"
-#include "gc/markers/serial_marker.hpp"
 
 namespace gcvm {
 
@@ -56,25 +53,20 @@ struct GpuBfsMarkerOptions {
 class GpuBfsMarker final : public Marker {
  public:
   explicit GpuBfsMarker(GpuBfsMarkerOptions options);
-  ~GpuBfsMarker() override;
   std::string_view name() const override { return "gpu-bfs"; }
   MarkerConstraints constraints() const override { return {.needs_device = true}; }
   MarkStats mark(const MarkRequest& request, MarkBitmap& out) override;
 
   /// The device in use, or null after falling back to the CPU.
-  const DeviceInfo* device() const { return backend_ ? &backend_->info() : nullptr; }
+  const DeviceInfo* device() const { return session_.device(); }
 
  private:
-  MarkStats mark_on_device(const MarkRequest& request, MarkBitmap& out);
-  MarkStats mark_on_cpu(const MarkRequest& request, MarkBitmap& out, const std::string& why);
+  MarkStats mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request, MarkBitmap& out);
   /// Finishes the mark on the CPU from the objects of a level's queue (marked, unscanned).
-  std::uint64_t finish_on_cpu(const MarkRequest& request, std::vector<ObjectId> pending, MarkBitmap& out);
+  static std::uint64_t finish_on_cpu(const MarkRequest& request, std::vector<ObjectId> pending, MarkBitmap& out);
 
   GpuBfsMarkerOptions options_;
-  std::unique_ptr<DeviceBackend> backend_;
-  std::unique_ptr<GraphMirror> mirror_;
-  SerialMarker cpu_;
-  bool on_cpu_ = false;
+  DeviceSession session_;
 };
 
 }  // namespace gcvm

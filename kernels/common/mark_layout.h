@@ -61,4 +61,59 @@
 #define GCVM_BFS_WIDE 4u    /* objects above wide_threshold processed by the whole group */
 #define GCVM_BFS_FALLBACK 8u /* stop when the queue is short (host finishes on the CPU) */
 
+/* ---- gpu-dfs (kernels/common/dfs_mark.h) ----
+ * Extra device memory of a DFS collection:
+ *   storage[V] u32  the space-efficient linked stack (FastCollect Alg. 1-2): entry v is
+ *                   GCVM_DFS_NOT_IN_STACK, GCVM_DFS_BOTTOM, or the next entry below v
+ *   tops[T]    u32  each thread's top of its linked stack between launches (T threads)
+ *   pool[P]    u32  donated chains (heads of linked stacks), GCVM_DFS_EMPTY when free
+ *   chunks[GCVM_DFS_CHUNK_SLOTS] u64  huge objects being scanned in chunks by any
+ *                   group: (vertex << 32) | next chunk; vertex GCVM_DFS_NO_VERTEX = free
+ *   dfs_state       u32 words, indices below
+ */
+#define GCVM_DFS_NOT_IN_STACK 0xFFFFFFFFu
+#define GCVM_DFS_EMPTY 0xFFFFFFFFu /* an empty stack's top, a free pool slot */
+#define GCVM_DFS_BOTTOM 0xFFFFFFFEu
+/* Entries of each thread's part of the hybrid stack in work-group memory, at most. */
+#define GCVM_DFS_LOCAL_MAX 32
+/* Objects a thread pops per round between two group barriers (default of steps=<n>). */
+#define GCVM_DFS_STEPS 32
+/* Rounds a group runs in one launch before it saves its stacks and returns (default
+ * of the rounds=<n> option). */
+#define GCVM_DFS_ROUNDS_PER_LAUNCH 2048
+/* Slots of the huge-object chunk table, and the default chunk size in references. */
+#define GCVM_DFS_CHUNK_SLOTS 256
+#define GCVM_DFS_CHUNK_EDGES 4096
+#define GCVM_DFS_NO_VERTEX 0xFFFFFFFFu
+/* Rounds an idle group keeps looking for donated work before it returns. */
+#define GCVM_DFS_IDLE_ROUNDS 64
+/* Rounds an idle group waits at least, even when no group is busy and the pool is
+ * empty (groups that start later may still donate). */
+#define GCVM_DFS_IDLE_MIN_ROUNDS 4
+/* Pool slots an idle thread probes per round. */
+#define GCVM_DFS_PROBES 4
+/* Launches between two host checks, at most, and the ring of per-launch counters. */
+#define GCVM_DFS_MAX_LAUNCH_BATCH 64
+#define GCVM_DFS_LAUNCH_RING 128
+
+#define GCVM_DFS_STATE_PENDING 0 /* pending[RING]: threads left with work by launch L */
+#define GCVM_DFS_STATE_POOL_COUNT (GCVM_DFS_STATE_PENDING + GCVM_DFS_LAUNCH_RING)
+#define GCVM_DFS_STATE_HUNGRY (GCVM_DFS_STATE_POOL_COUNT + 1) /* idle threads of running groups */
+#define GCVM_DFS_STATE_ACTIVE (GCVM_DFS_STATE_HUNGRY + 1)     /* running groups with work */
+#define GCVM_DFS_STATE_DONATIONS (GCVM_DFS_STATE_ACTIVE + 1)
+#define GCVM_DFS_STATE_STEALS (GCVM_DFS_STATE_DONATIONS + 1)
+#define GCVM_DFS_STATE_WIDE (GCVM_DFS_STATE_STEALS + 1)       /* objects scanned by a whole group */
+#define GCVM_DFS_STATE_ROUNDS (GCVM_DFS_STATE_WIDE + 1)       /* most rounds of one group in one launch */
+#define GCVM_DFS_STATE_LAUNCHES (GCVM_DFS_STATE_ROUNDS + 1)   /* launches that found work */
+#define GCVM_DFS_STATE_CHUNKS_OPEN (GCVM_DFS_STATE_LAUNCHES + 1) /* chunk-table entries with chunks left */
+#define GCVM_DFS_STATE_CHUNKS (GCVM_DFS_STATE_CHUNKS_OPEN + 1)  /* chunks scanned */
+#define GCVM_DFS_STATE_EDGES_LO (GCVM_DFS_STATE_CHUNKS + 1) /* u64, 2 words, 8-byte aligned */
+#define GCVM_DFS_STATE_WORDS (GCVM_DFS_STATE_EDGES_LO + 2)
+
+/* Option bits of the DFS kernels (gpu-dfs --gc-opt). */
+#define GCVM_DFS_CHECKED 1u /* plain read of the mark word before the atomic [+A] */
+#define GCVM_DFS_VECTOR 2u  /* 16-byte edge loads [+V] */
+#define GCVM_DFS_BALANCE 4u /* donation pool, stealing, wide objects split over the group [+D] */
+#define GCVM_DFS_CHUNKS 8u  /* (with BALANCE) huge objects split into chunks for all groups */
+
 #endif

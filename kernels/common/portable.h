@@ -5,7 +5,8 @@
  * memory, GCVM_LOCAL for work-group memory); work-group memory is declared in the
  * kernel entry points, which are written per backend (the .cu files of kernels/cuda
  * and the .cl files of kernels/opencl) and stay thin. Only 32-bit atomics on global and local
- * memory and one 64-bit atomic add are used, which PoCL and every CUDA GPU have.
+ * memory and 64-bit atomic add and compare-and-swap on global memory are used
+ * (cl_khr_int64_base_atomics), which PoCL and every CUDA GPU have.
  */
 #ifndef GCVM_KERNELS_PORTABLE_H
 #define GCVM_KERNELS_PORTABLE_H
@@ -25,9 +26,15 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_ATOMIC_OR(p, v) atomicOr((p), (v))
 #define GCVM_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 #define GCVM_ATOMIC_MAX(p, v) atomicMax((p), (v))
+#define GCVM_ATOMIC_MIN(p, v) atomicMin((p), (v))
 #define GCVM_ATOMIC_CAS(p, expected, desired) atomicCAS((p), (expected), (desired))
 #define GCVM_ATOMIC_ADD64(p, v) atomicAdd((p), (v))
 #define GCVM_VOLATILE_LOAD(p) (*(volatile gcvm_u32*)(p))
+#define GCVM_ATOMIC_XCHG(p, v) atomicExch((p), (v))
+#define GCVM_ATOMIC_SUB(p, v) atomicSub((p), (v))
+#define GCVM_GLOBAL_FENCE() __threadfence()
+#define GCVM_ATOMIC_CAS64(p, expected, desired) atomicCAS((p), (expected), (desired))
+#define GCVM_VOLATILE_LOAD64(p) (*(volatile gcvm_u64*)(p))
 
 #elif defined(__OPENCL_VERSION__)
 
@@ -45,9 +52,15 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_ATOMIC_OR(p, v) atomic_or((p), (v))
 #define GCVM_ATOMIC_ADD(p, v) atomic_add((p), (v))
 #define GCVM_ATOMIC_MAX(p, v) atomic_max((p), (v))
+#define GCVM_ATOMIC_MIN(p, v) atomic_min((p), (v))
 #define GCVM_ATOMIC_CAS(p, expected, desired) atomic_cmpxchg((p), (expected), (desired))
 #define GCVM_ATOMIC_ADD64(p, v) atom_add((p), (v))
 #define GCVM_VOLATILE_LOAD(p) (*(volatile GCVM_GLOBAL gcvm_u32*)(p))
+#define GCVM_ATOMIC_XCHG(p, v) atomic_xchg((p), (v))
+#define GCVM_ATOMIC_SUB(p, v) atomic_sub((p), (v))
+#define GCVM_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#define GCVM_ATOMIC_CAS64(p, expected, desired) atom_cmpxchg((p), (expected), (desired))
+#define GCVM_VOLATILE_LOAD64(p) (*(volatile GCVM_GLOBAL gcvm_u64*)(p))
 
 #else
 #error "portable.h is device code: compile it with nvcc or an OpenCL compiler"

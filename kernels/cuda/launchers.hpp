@@ -30,4 +30,28 @@ cudaError_t launch_scatter(std::uint32_t* destination, const std::uint32_t* pack
 /// Groups of GCVM_GROUP_SIZE threads of the BFS level kernel that fit on one SM.
 int bfs_level_groups_per_sm();
 
+// ---- gpu-dfs ----
+cudaError_t launch_dfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
+                            std::uint32_t* storage, std::uint32_t* tops, std::uint32_t flags, std::uint32_t groups,
+                            cudaStream_t stream);
+
+/// The arguments of one DFS run launch (kernels/common/dfs_mark.h, gcvm_dfs_run).
+struct DfsRunArgs {
+  const std::uint64_t* begin;
+  const std::uint32_t* degree;
+  const std::uint32_t* edges;
+  std::uint32_t* marks;
+  std::uint32_t* storage;
+  std::uint32_t* tops;
+  std::uint32_t* pool;
+  std::uint64_t* chunk_table;
+  std::uint32_t* state;
+  std::uint32_t launch, flags, local_cap, wide_threshold, pool_slots, chunk_edges, rounds_per_launch, steps, groups;
+};
+
+cudaError_t launch_dfs_run(const DfsRunArgs& args, cudaStream_t stream);
+
+/// Groups of GCVM_GROUP_SIZE threads of the DFS run kernel that fit on one SM.
+int dfs_run_groups_per_sm();
+
 }  // namespace gcvm::cuda

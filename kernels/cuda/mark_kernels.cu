@@ -87,3 +87,54 @@ int bfs_level_groups_per_sm() {
 }
 
 }  // namespace gcvm::cuda
+
+// ---- gpu-dfs (kernels/common/dfs_mark.h) ----
+#include "kernels/common/dfs_mark.h"
+
+static_assert(sizeof(gcvm_dfs_shared) <= 48 * 1024, "DFS work-group memory must fit the default shared memory");
+
+namespace gcvm::cuda {
+
+namespace {
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    dfs_seed_kernel(const gcvm_u32* roots, gcvm_u32 root_count, gcvm_u32* marks, gcvm_u32* storage, gcvm_u32* tops,
+                    gcvm_u32 flags) {
+  gcvm_dfs_seed(roots, root_count, marks, storage, tops, flags);
+}
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    dfs_run_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
+                   gcvm_u32* storage, gcvm_u32* tops, gcvm_u32* pool, gcvm_u64* chunk_table, gcvm_u32* state,
+                   gcvm_u32 launch, gcvm_u32 flags, gcvm_u32 local_cap, gcvm_u32 wide_threshold, gcvm_u32 pool_slots,
+                   gcvm_u32 chunk_edges, gcvm_u32 rounds_per_launch, gcvm_u32 steps) {
+  __shared__ gcvm_dfs_shared shared;
+  gcvm_dfs_run(begin, degree, edges, marks, storage, tops, pool, chunk_table, state, launch, flags, local_cap,
+               wide_threshold, pool_slots, chunk_edges, rounds_per_launch, steps, &shared);
+}
+
+}  // namespace
+
+cudaError_t launch_dfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
+                            std::uint32_t* storage, std::uint32_t* tops, std::uint32_t flags, std::uint32_t groups,
+                            cudaStream_t stream) {
+  dfs_seed_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(roots, root_count, marks, storage, tops, flags);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_dfs_run(const DfsRunArgs& a, cudaStream_t stream) {
+  dfs_run_kernel<<<a.groups, GCVM_GROUP_SIZE, 0, stream>>>(
+      reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.storage, a.tops, a.pool,
+      reinterpret_cast<gcvm_u64*>(a.chunk_table), a.state, a.launch, a.flags, a.local_cap, a.wide_threshold,
+      a.pool_slots, a.chunk_edges, a.rounds_per_launch, a.steps);
+  return cudaGetLastError();
+}
+
+int dfs_run_groups_per_sm() {
+  int groups = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&groups, dfs_run_kernel, GCVM_GROUP_SIZE, 0) != cudaSuccess)
+    return 1;
+  return groups > 0 ? groups : 1;
+}
+
+}  // namespace gcvm::cuda

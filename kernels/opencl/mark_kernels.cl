@@ -33,3 +33,22 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
     __global uint* destination, __global const uint* packed, __global const ulong* ranges, uint range_count) {
   gcvm_scatter_ranges(destination, packed, ranges, range_count);
 }
+
+/* ---- gpu-dfs (dfs_mark.h, embedded after bfs_mark.h) ---- */
+#include "dfs_mark.h"
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_dfs_seed_kernel(
+    __global const uint* roots, uint root_count, __global uint* marks, __global uint* storage, __global uint* tops,
+    uint flags) {
+  gcvm_dfs_seed(roots, root_count, marks, storage, tops, flags);
+}
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_dfs_run_kernel(
+    __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
+    __global uint* storage, __global uint* tops, __global uint* pool, __global ulong* chunk_table,
+    __global uint* state, uint launch, uint flags, uint local_cap, uint wide_threshold, uint pool_slots,
+    uint chunk_edges, uint rounds_per_launch, uint steps) {
+  __local struct gcvm_dfs_shared shared;
+  gcvm_dfs_run(begin, degree, edges, marks, storage, tops, pool, chunk_table, state, launch, flags, local_cap,
+               wide_threshold, pool_slots, chunk_edges, rounds_per_launch, steps, &shared);
+}

@@ -107,7 +107,7 @@ TEST_CASE("gcvm analyze: bad input gives one line and exit code 2") {
            Case{"analyze " + garbage.string() + " --graph=single", "FILE or --graph"},
            Case{"analyze " + garbage.string(), garbage.string() + ": byte 0: not a gcvm trace"},
            Case{"analyze " + truncated.string(), truncated.string() + ": byte "},
-           Case{"analyze " + trace.string(), trace.string() + ": byte 0: is a gcvm trace"},
+           Case{"analyze " + trace.string(), trace.string() + ": byte 12: truncated"},
            Case{"analyze /nonexistent.hprof", "/nonexistent.hprof: byte 0: cannot open the file"},
            Case{"analyze --graph=single --width-cap=0", "--width-cap=0"},
            Case{"analyze --graph=single --plots=jpg", "--plots"},

@@ -102,7 +102,7 @@ TEST_CASE("boehm: --gc-log prints one line per collection and the summary names 
 }
 
 TEST_CASE("boehm: flags for gcvm heaps are refused with one line and exit 2") {
-  for (const char* flags : {"--verify-heap", "--refgraph=rebuild", "--gc-opt=vector=on"}) {
+  for (const char* flags : {"--verify-heap", "--refgraph=rebuild", "--gc-opt=vector=on", "--record-trace=boehm.trace"}) {
     CAPTURE(std::string(flags));
     const auto r = run_gcvm("run " + kWorkloads + "micro_single.gasm --gc=boehm " + flags);
     CHECK(r.exit_code == 2);

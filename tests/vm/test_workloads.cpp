@@ -14,9 +14,9 @@
 #include <sstream>
 
 #include "cli_runner.hpp"
-#include "gc/device/device_registry.hpp"
-#include "gc/marker_registry.hpp"
+#include "collector_flags.hpp"
 
+using gcvm::test::collector_flags;
 using gcvm::test::run_gcvm;
 
 namespace {
@@ -60,26 +60,6 @@ std::vector<std::filesystem::path> workloads() {
     if (entry.path().extension() == ".gasm") out.push_back(entry.path());
   std::sort(out.begin(), out.end());
   return out;
-}
-
-/// The --gc (and, for a GPU marker, --device) flags of every marker to test: GPU
-/// markers run on a CUDA device where there is one, else on an OpenCL device (PoCL
-/// in CI), never through --device=auto's CPU fallback.
-std::vector<std::string> collector_flags() {
-  std::string device;
-  for (const auto& d : gcvm::usable_devices())
-    if (device.empty() || (d.backend == "cuda" && device.rfind("cuda", 0) != 0))
-      device = d.backend + ":" + std::to_string(d.index);
-  std::vector<std::string> flags;
-  for (std::string_view name : gcvm::marker_names()) {
-    if (name.rfind("gpu-", 0) != 0)
-      flags.push_back(" --gc=" + std::string(name));
-    else if (!device.empty())
-      flags.push_back(" --gc=" + std::string(name) + " --device=" + device);
-    else
-      MESSAGE("no GPU or OpenCL device: workloads not run under ", std::string(name));
-  }
-  return flags;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // `gcvm analyze FILE|--graph=SPEC`: heap-shape analysis (Maas et al. 2012, §3) of an
-// imported heap (HPROF dump, V8 snapshot) or a synthetic one: objects per BFS step
+// imported heap (HPROF dump, V8 snapshot), the final heap of a gcvm trace (every object
+// the trace allocated, freed ones included as garbage; roots = its last root snapshot)
+// or a synthetic one: objects per BFS step
 // from the roots, uncapped and with width caps, the out-degree distribution, object
 // and edge counts, the share of objects without references. With --out=DIR it writes
 // levels.csv, degrees.csv, shape.json and plots.gp there and runs gnuplot on the
@@ -19,6 +21,7 @@
 #include "heapgraph/heap_shape_report.hpp"
 #include "heapgraph/import/heap_import.hpp"
 #include "heapgraph/synthetic_heaps.hpp"
+#include "heapgraph/trace/trace_heap_loader.hpp"
 #include "vm/cli/commands.hpp"
 
 extern char** environ;
@@ -68,7 +71,18 @@ int run_analyze(const AnalyzeArgs& args) {
   nlohmann::json source;
   std::string title;
   std::string import_line;
-  if (!args.file.empty()) {
+  if (!args.file.empty() && detect_heap_format(args.file) == HeapFormat::GcvmTrace) {
+    if (args.weak_refs != "strong")
+      throw UsageError("--weak-refs applies to HPROF heap dumps; " + args.file + " is a gcvm trace");
+    const trace::TraceLoadSummary s = trace::load_trace_heap(args.file, graph);
+    title = std::filesystem::path(args.file).filename().string();
+    source = {{"file", args.file},     {"format", "trace"},     {"events", s.events},
+              {"objects", s.objects},  {"stores", s.stores},    {"roots", s.roots},
+              {"collections", s.collections}};
+    import_line = fmt::format("{} (gcvm trace): {} events, {} objects allocated, {} stores, {} recorded collections; "
+                              "{} roots in the last snapshot\n",
+                              args.file, s.events, s.objects, s.stores, s.collections, s.roots);
+  } else if (!args.file.empty()) {
     ImportOptions options;
     options.weak_refs = args.weak_refs == "weak" ? WeakRefs::Weak : WeakRefs::Strong;
     const ImportSummary s = import_heap_file(args.file, graph, options);
@@ -149,7 +163,7 @@ int run_analyze(const AnalyzeArgs& args) {
 std::function<int()> register_analyze_command(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand("analyze", "Heap-shape analysis (Maas 2012 §3) of a heap dump or synthetic heap");
-  cmd->add_option("file", args->file, "HPROF dump or V8 heap snapshot (recognized by content)");
+  cmd->add_option("file", args->file, "HPROF dump, V8 heap snapshot or gcvm trace (recognized by content)");
   cmd->add_option("--graph", args->graph, std::string("Synthetic heap instead of a file: ") + std::string(graph_spec_forms()));
   cmd->add_option("--seed", args->seed, "Seed for random graphs");
   cmd->add_option("--width-cap", args->width_caps, "Maximum objects per BFS step (repeat for several; default 128 256 1024 32768)")

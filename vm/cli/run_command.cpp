@@ -1,41 +1,25 @@
 // `gcvm run PROG.gasm [flags] [-- args]`: assemble a guest program and run it on the
 // SOA heap under the chosen collector, or (--gc=boehm) in libgc's heap under libgc's
-// collector; the choice of heap binding is made here and nowhere else. Guest output goes to stdout; the --gc-log lines,
-// the end-of-run summary (--stats=text|json|none) and errors go to stderr.
+// collector (run_boehm.cpp); the choice of heap binding is made here and nowhere else.
+// Guest output goes to stdout; the --gc-log lines,
+// the end-of-run summary (--stats=text|json|none) and errors go to stderr. With
+// --record-trace=FILE the run's allocations, reference stores and collections (with
+// their roots) are written as a heap trace (docs/trace-format.md) for `gcvm replay`.
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cstdio>
 #include <memory>
 
-#include "gc/stopwatch.hpp"
 #include "vm/asm/assembler.hpp"
-#include "vm/cli/collector_args.hpp"
 #include "vm/cli/commands.hpp"
+#include "vm/cli/run_guest.hpp"
 #include "vm/cli/size_arg.hpp"
-#include "vm/interp/interpreter.hpp"
-#include "vm/runtime/run_report.hpp"
-#include "vm/runtime/soa_heap_binding.hpp"
-#if GCVM_HAVE_BOEHM
-#include "gc/boehm/boehm_heap.hpp"
 #include "gc/gc_options.hpp"
-#include "vm/runtime/boehm_heap_binding.hpp"
-#endif
 
 namespace gcvm::cli {
 
 namespace {
-
-struct RunArgs {
-  std::string program;
-  std::vector<std::string> guest_args;
-  CollectorArgs collector;
-  std::string heap = "64M";
-  std::string refgraph = "barrier";
-  std::string stats = "text";
-  bool verify = false;
-  bool gc_log = false;
-};
 
 std::vector<std::int64_t> parse_guest_args(const std::vector<std::string>& args) {
   std::vector<std::int64_t> out;
@@ -47,45 +31,6 @@ std::vector<std::int64_t> parse_guest_args(const std::vector<std::string>& args)
     out.push_back(v);
   }
   return out;
-}
-
-/// Runs `module` on `binding` and reports; returns the exit status.
-template <typename Binding>
-int run_on(const RunArgs& args, const vm::Module& module, const std::vector<std::int64_t>& guest_args, Binding& binding,
-           const std::string& refgraph) {
-  if (args.gc_log)
-    binding.on_collection = [](const CollectionStats& s) { fmt::print(stderr, "{}", vm::gc_log_line(s)); };
-
-  vm::RunFacts facts;
-  facts.program = args.program;
-  facts.collector = std::string(binding.collector_name());
-  facts.refgraph = refgraph;
-  facts.heap_limit_bytes = binding.limit_bytes();
-  auto report = [&](int status) {
-    facts.exit_status = status;
-    facts.heap_used_bytes = binding.used_bytes();
-    facts.allocated = binding.totals();
-    if (args.stats == "text") fmt::print(stderr, "{}", vm::run_summary(facts, binding.collections()));
-    if (args.stats == "json") fmt::print(stderr, "{}\n", vm::run_json(facts, binding.collections()).dump());
-  };
-
-  const Stopwatch clock;
-  int status = kExitOk;
-  {
-    vm::Interpreter<Binding> interpreter(module, binding, guest_args);
-    try {
-      status = interpreter.run();
-    } catch (const vm::GuestError& e) {
-      interpreter.flush();
-      fmt::print(stderr, "{}: {}\n", e.kind() == vm::GuestFailure::OutOfMemory ? "gcvm" : "error", e.what());
-      for (const std::string& line : e.trace()) fmt::print(stderr, "{}\n", line);
-      status = e.kind() == vm::GuestFailure::OutOfMemory ? kExitOutOfMemory : kExitGuestError;
-    }
-  }
-  facts.run_ms = clock.elapsed_ms();
-  binding.on_collection = nullptr;
-  report(status);
-  return status;
 }
 
 int run_program(const RunArgs& args) {
@@ -100,9 +45,9 @@ int run_program(const RunArgs& args) {
       throw UsageError("--verify-heap checks a gcvm heap; --gc=boehm runs in libgc's heap (compare with --gc=serial)");
     if (args.refgraph != "barrier")
       throw UsageError("--refgraph=rebuild applies to gcvm heaps; --gc=boehm keeps no reference graph");
-    const vm::Module module = vm::assemble_file(args.program);
-    vm::BoehmHeapBinding binding(*limit, choice.threads);
-    return run_on(args, module, guest_args, binding, "none");
+    if (!args.record_trace.empty())
+      throw UsageError("--record-trace records a gcvm heap; it does not apply to --gc=boehm");
+    return run_boehm(args, vm::assemble_file(args.program), *limit, choice.threads, guest_args);
   }
 #endif
   auto marker = make_marker(choice);
@@ -111,8 +56,11 @@ int run_program(const RunArgs& args) {
   HeapConfig config;
   config.limit_bytes = *limit;
   config.graph_mode = args.refgraph == "rebuild" ? RefGraphMode::Rebuild : RefGraphMode::Barrier;
-  vm::SoaHeapBinding binding(config, std::move(marker), args.verify);
-  return run_on(args, module, guest_args, binding, args.refgraph);
+  if (args.record_trace.empty()) {
+    vm::SoaHeapBinding binding(config, std::move(marker), args.verify);
+    return run_on(args, module, binding, guest_args);
+  }
+  return run_recording(args, module, config, std::move(marker), guest_args);
 }
 
 }  // namespace
@@ -131,6 +79,8 @@ std::function<int()> register_run_command(CLI::App& app) {
   cmd->add_flag("--verify-heap", args->verify,
                 "At every collection check the graph against a rebuild and the marks against the serial marker");
   cmd->add_flag("--gc-log", args->gc_log, "One line per collection on stderr");
+  cmd->add_option("--record-trace", args->record_trace,
+                  "Record the run's allocations, stores and collections as a heap trace (docs/trace-format.md)");
   cmd->add_option("--stats", args->stats, "End-of-run summary on stderr")
       ->check(CLI::IsMember({"text", "json", "none"}))
       ->capture_default_str();

@@ -57,6 +57,8 @@ class BoehmHeapBinding {
   };
   static constexpr Ref kNull = 0;
   static constexpr bool kCollectsInAllocation = true;
+  /// What `gcvm run` reports as the reference-graph mode: libgc keeps none.
+  static constexpr const char* kRefGraph = "none";
   static_assert(sizeof(void*) == sizeof(Ref), "a Ref holds a libgc address");
 
   /// `limit_bytes` caps libgc's heap; `markers` = 0 lets libgc use every core.

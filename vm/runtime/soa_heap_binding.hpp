@@ -1,7 +1,8 @@
 // The VM's one interface to the garbage collector (DESIGN.md: shapes, allocation,
 // barrier, root enumeration), after MMTk's VMBinding. The interpreter is a template
 // over a binding type, so every heap access is a direct, inlinable call; this is the
-// only binding today (the SOA heap with a Collector and a marker from make_marker).
+// binding of `gcvm run` (the SOA heap with a Collector and a marker from make_marker);
+// with --record-trace the interpreter is instantiated over RecordingSoaHeapBinding.
 //
 // What a binding provides (vm/runtime/boehm_heap_binding.hpp provides the same names):
 //   Ref            a guest reference as a 64-bit value; kNull is the null reference
@@ -22,7 +23,8 @@
 //   are gcvm's single write barrier (Heap::store_ref / Heap::store_element), so in
 //   barrier mode the CSR is current at every collection (DESIGN.md 3).
 // - Allocation, reference stores and collections each happen in exactly one function
-//   here, the hook points for the heap-trace recorder (TODO(#7): record them).
+//   here; RecordingSoaHeapBinding (recording_heap_binding.hpp) wraps exactly these to
+//   record a heap trace, so this binding has no tracing code at all.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,46 @@
+// A device marker's hold on its device and its graph mirror, and the --device=auto
+// policy every GPU marker shares: with `auto` and no usable GPU, or after a device
+// error, the marker says so once on stderr and marks with the serial CPU marker from
+// then on; with a named device, a device error is a MarkError (DeviceError) and no
+// mark bitmap is returned.
+//
+// States: on device (backend and mirror held) → on CPU (both released; final).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "gc/device/device_backend.hpp"
+#include "gc/device/device_registry.hpp"
+#include "gc/device/graph_mirror.hpp"
+#include "gc/markers/serial_marker.hpp"
+
+namespace gcvm {
+
+class DeviceSession {
+ public:
+  /// Opens the selected device for marker `marker` (its name in messages); throws
+  /// DeviceError for a named device that cannot be used.
+  DeviceSession(std::string_view marker, const DeviceSelector& selector);
+  ~DeviceSession();
+
+  using DeviceMark = std::function<MarkStats(DeviceBackend&, GraphMirror&)>;
+  /// Runs `on_device`, or the serial marker once on the CPU (see above).
+  MarkStats mark(const MarkRequest& request, MarkBitmap& out, const DeviceMark& on_device);
+
+  /// The device in use, or null on the CPU.
+  const DeviceInfo* device() const { return backend_ ? &backend_->info() : nullptr; }
+
+ private:
+  void fall_back(const std::string& why, std::string_view when);
+
+  std::string marker_;
+  bool automatic_;
+  std::unique_ptr<DeviceBackend> backend_;
+  std::unique_ptr<GraphMirror> mirror_;
+  SerialMarker cpu_;
+};
+
+}  // namespace gcvm

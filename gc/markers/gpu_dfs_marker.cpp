@@ -1,0 +1,163 @@
+#include "gc/markers/gpu_dfs_marker.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "gc/stopwatch.hpp"
+#include "kernels/common/mark_layout.h"
+
+namespace gcvm {
+
+namespace {
+
+constexpr const char* kAccepted =
+    "atomics=checked|plain, local-stack=<1..32>|off, balance=on|off, vector=on|off, wide=<threshold>, "
+    "chunk=<references>|off, pool=<slots>, rounds=<n>, steps=<n>, groups=auto|<n>, launches-per-check=auto|<n>";
+
+static_assert(GCVM_DFS_STATE_EDGES_LO % 2 == 0, "the 64-bit edge counter must be 8-byte aligned");
+
+/// Work-group memory of the hybrid stack: GCVM_DFS_LOCAL_MAX entries per thread.
+constexpr std::uint64_t kLocalStackBytesPerGroup = std::uint64_t{GCVM_DFS_LOCAL_MAX} * GCVM_GROUP_SIZE * 4;
+
+std::uint32_t parse_count(const GcOption& option, std::uint32_t min, std::uint32_t max) {
+  std::uint32_t value = 0;
+  const std::string& text = option.value;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < min || value > max)
+    reject_gc_option("gpu-dfs", option, kAccepted);
+  return value;
+}
+
+bool parse_switch(const GcOption& option, std::string_view on, std::string_view off) {
+  if (option.value == on) return true;
+  if (option.value == off) return false;
+  reject_gc_option("gpu-dfs", option, kAccepted);
+}
+
+}  // namespace
+
+GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const std::string& device) {
+  GpuDfsMarkerOptions o;
+  o.device = parse_device_selector(device);
+  for (const GcOption& option : options) {
+    if (option.key == "atomics") {
+      o.checked_atomics = parse_switch(option, "checked", "plain");
+    } else if (option.key == "local-stack") {
+      o.local_stack = option.value == "off" ? 0 : parse_count(option, 1, GCVM_DFS_LOCAL_MAX);
+    } else if (option.key == "balance") {
+      o.balance = parse_switch(option, "on", "off");
+    } else if (option.key == "vector") {
+      o.vector_loads = parse_switch(option, "on", "off");
+    } else if (option.key == "wide") {
+      o.wide_threshold = parse_count(option, 1, 0xFFFFFFFFu);
+    } else if (option.key == "chunk") {
+      o.chunk_edges = option.value == "off" ? 0 : parse_count(option, 1, 1u << 30);
+    } else if (option.key == "rounds") {
+      o.rounds_per_launch = parse_count(option, 1, 1u << 30);
+    } else if (option.key == "steps") {
+      o.steps = parse_count(option, 1, 1u << 20);
+    } else if (option.key == "pool") {
+      o.pool_slots = parse_count(option, 1, 1u << 24);
+    } else if (option.key == "groups") {
+      o.groups = option.value == "auto" ? 0 : parse_count(option, 1, 1u << 16);
+    } else if (option.key == "launches-per-check") {
+      o.launches_per_check = option.value == "auto" ? 0 : parse_count(option, 1, GCVM_DFS_MAX_LAUNCH_BATCH);
+    } else {
+      reject_gc_option("gpu-dfs", option, kAccepted);
+    }
+  }
+  return o;
+}
+
+GpuDfsMarker::GpuDfsMarker(GpuDfsMarkerOptions options)
+    : options_(std::move(options)), session_("gpu-dfs", options_.device) {}
+
+MarkStats GpuDfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
+  return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {
+    return mark_on_device(backend, mirror, request, out);
+  });
+}
+
+MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request,
+                                       MarkBitmap& out) {
+  const Stopwatch clock;
+  MarkStats stats;
+  const MirrorSyncStats sync = mirror.sync(request.graph, request.dirty);
+
+  DfsLaunch launch;
+  launch.flags = (options_.checked_atomics ? GCVM_DFS_CHECKED : 0u) | (options_.vector_loads ? GCVM_DFS_VECTOR : 0u) |
+                 (options_.balance ? GCVM_DFS_BALANCE : 0u) | (options_.chunk_edges != 0 ? GCVM_DFS_CHUNKS : 0u);
+  launch.local_stack = options_.local_stack;
+  launch.wide_threshold = options_.wide_threshold;
+  launch.pool_slots = options_.pool_slots;
+  launch.chunk_edges = options_.chunk_edges;
+  launch.rounds_per_launch = options_.rounds_per_launch;
+  launch.steps = options_.steps;
+  launch.groups = options_.groups != 0 ? options_.groups : backend.dfs_resident_groups();
+  const std::uint32_t threads = launch.groups * GCVM_GROUP_SIZE;
+
+  const std::uint64_t mark_words = std::uint64_t{request.block_count} * 2;
+  const Stopwatch roots_clock;
+  backend.begin_mark(request.roots, mark_words);
+  backend.begin_dfs(mirror.vertices(), threads, launch.pool_slots);
+  const double roots_ms = roots_clock.elapsed_ms();
+
+  backend.timer_start();
+  backend.launch_dfs_seed(static_cast<std::uint32_t>(request.roots.size()), launch);
+  std::uint32_t launched = 0;
+  std::uint32_t batch = options_.launches_per_check != 0 ? options_.launches_per_check : 1;
+  std::vector<std::uint32_t> state;
+  std::uint64_t host_checks = 0;
+  for (;;) {
+    for (std::uint32_t i = 0; i < batch; ++i) backend.launch_dfs_run(launched + i, launch);
+    launched += batch;
+    state = backend.read_dfs_state();
+    ++host_checks;
+    const std::uint32_t last = launched - 1;
+    if (state[GCVM_DFS_STATE_PENDING + last % GCVM_DFS_LAUNCH_RING] == 0 && state[GCVM_DFS_STATE_POOL_COUNT] == 0 &&
+        state[GCVM_DFS_STATE_CHUNKS_OPEN] == 0)
+      break;
+    if (options_.launches_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_DFS_MAX_LAUNCH_BATCH);
+  }
+  const double kernel_ms = backend.timer_stop_ms();
+  const std::uint64_t gpu_edges =
+      std::uint64_t{state[GCVM_DFS_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_DFS_STATE_EDGES_LO + 1]} << 32);
+
+  const Stopwatch download_clock;
+  out.reset(request.block_count);
+  backend.read_marks(out.words().data(), request.block_count);
+  const double download_ms = download_clock.elapsed_ms();
+
+  stats.marked_objects = out.count();
+  stats.edges_traversed = gpu_edges;
+  stats.mark_ms = clock.elapsed_ms();
+  const std::uint64_t local_bytes = options_.local_stack != 0 ? kLocalStackBytesPerGroup * launch.groups : 0;
+  stats.details = {
+      {"sync_full", sync.full ? 1.0 : 0.0},
+      {"sync_bytes", static_cast<double>(sync.bytes)},
+      {"sync_ranges", static_cast<double>(sync.ranges)},
+      {"sync_ms", sync.ms},
+      {"root_bytes", static_cast<double>(request.roots.size_bytes())},
+      {"root_upload_ms", roots_ms},
+      {"kernel_ms", kernel_ms},
+      {"kernel_gteps", kernel_ms > 0 ? gpu_edges / (kernel_ms * 1e6) : 0.0},
+      {"iterations", static_cast<double>(state[GCVM_DFS_STATE_LAUNCHES])},
+      {"launches", static_cast<double>(launched)},
+      {"host_checks", static_cast<double>(host_checks)},
+      {"max_rounds", static_cast<double>(state[GCVM_DFS_STATE_ROUNDS])},
+      {"gpu_edges", static_cast<double>(gpu_edges)},
+      {"donations", static_cast<double>(state[GCVM_DFS_STATE_DONATIONS])},
+      {"steals", static_cast<double>(state[GCVM_DFS_STATE_STEALS])},
+      {"wide_objects", static_cast<double>(state[GCVM_DFS_STATE_WIDE])},
+      {"chunks", static_cast<double>(state[GCVM_DFS_STATE_CHUNKS])},
+      {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
+      {"mark_download_ms", download_ms},
+      {"groups", static_cast<double>(launch.groups)},
+      {"stack_peak_bytes", static_cast<double>(backend.dfs_stack_bytes())},
+      {"local_stack_bytes", static_cast<double>(local_bytes)},
+      {"device_bytes", static_cast<double>(backend.device_bytes())},
+  };
+  return stats;
+}
+
+}  // namespace gcvm
