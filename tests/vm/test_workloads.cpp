@@ -105,6 +105,7 @@ TEST_CASE("every workload prints its expected output under --gc=boehm with 1 and
                                        expected);
       CHECK(stats["collector"] == "boehm");
       CHECK(stats["collections"].size() == stats["collection_count"].get<std::size_t>());
+      for (const auto& c : stats["collections"]) CHECK(c["mark_details"]["markers"].get<double>() == std::stod(threads));
     }
   }
 }
