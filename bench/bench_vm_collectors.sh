@@ -6,7 +6,7 @@
 # ("all" = every core of the machine, `nproc`). For each: collections, total GC pause,
 # max pause, mark time, wall time of the run and CPU time (user + sys), medians of REPS
 # runs (default 3), the configurations interleaved within each repetition so that load
-# drifts hit them alike.
+# drifts hit them alike. Every run's guest output must equal the serial run's.
 #
 # What differs between the heaps, so read the columns with it in mind: the SOA heap
 # collects when its limit (--heap) is full; libgc collects when its own heuristic says
@@ -58,7 +58,9 @@ fi
 
 stats_file=$(mktemp)
 time_file=$(mktemp)
-trap 'rm -f "$stats_file" "$time_file"' EXIT
+out_file=$(mktemp)
+reference=$(mktemp)
+trap 'rm -f "$stats_file" "$time_file" "$out_file" "$reference"' EXIT
 
 # Top-level figures of the --stats=json object: its keys are sorted, so each of these
 # comes after the `collections` array and its last occurrence is the top-level one.
@@ -72,7 +74,14 @@ one_run() {
   local flags=(--gc="$gc" --heap="$heap" --stats=json)
   [[ -n "$t" ]] && flags+=(--gc-threads="$t")
   /usr/bin/time -f "%e %U %S" -o "$time_file" "$gcvm" run "workloads/$program.gasm" "${flags[@]}" -- "$arg" \
-    >/dev/null 2>"$stats_file" || { echo "bench_vm_collectors: $program under $gc $t failed:" >&2; cat "$stats_file" >&2; exit 1; }
+    >"$out_file" 2>"$stats_file" || { echo "bench_vm_collectors: $program under $gc $t failed:" >&2; cat "$stats_file" >&2; exit 1; }
+  # Every collector must print what the first run (serial) printed.
+  if [[ ! -s "$reference" ]]; then
+    cp "$out_file" "$reference"
+  elif ! cmp -s "$out_file" "$reference"; then
+    echo "bench_vm_collectors: $program $arg under $gc $t printed other output than under serial" >&2
+    exit 1
+  fi
   local count
   count=$(grep -o '"collection_count":[0-9]*' "$stats_file" | head -1 | cut -d: -f2)
   echo "$count $(json_last total_pause_ms) $(json_last max_pause_ms) $(json_last mark_ms)" \
@@ -88,6 +97,7 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for p in "${programs[@]}"; do
   read -r program arg <<<"$p"
   declare -A runs=()
+  : >"$reference"
   for ((r = 0; r < reps; ++r)); do
     for c in "${configs[@]}"; do
       read -r gc t <<<"$c"
