@@ -36,7 +36,7 @@ std::unique_ptr<Marker> make_marker(const CollectorChoice& choice) {
     return std::make_unique<GpuDfsMarker>(GpuDfsMarkerOptions::parse(choice.options, choice.device));
   if (collector_is_boehm(choice))
     throw ConfigError("--gc=boehm collects its own libgc heap, not a gcvm heap: it is available to `gcvm mark` "
-                      "(and to guest runs once the VM binding exists), not here");
+                      "and `gcvm run`, not here");
   std::string names;
   for (std::string_view n : collector_names()) names += (names.empty() ? "" : ", ") + std::string(n);
   throw ConfigError("--gc=" + choice.name + " is not a collector of this build; available: " + names);

@@ -17,6 +17,12 @@
 
 namespace gcvm {
 
+/// The CollectionStats of one libgc collection: `objects_before` = this heap's objects
+/// before it (the previous census plus those allocated since), `index` its number in
+/// the run. Used for explicit collections here and for every collection of a guest run.
+CollectionStats boehm_collection_stats(const BoehmCollection& gc, const BoehmCensus& census,
+                                       std::uint64_t objects_before, std::uint64_t index, std::string reason);
+
 class BoehmCollector {
  public:
   explicit BoehmCollector(BoehmHeap& heap) : heap_(heap) {}

@@ -29,7 +29,8 @@ constexpr std::uint64_t kScalarArrayTag = std::uint64_t{6} << 61;
 constexpr std::uint64_t kRootArrayTag = std::uint64_t{7} << 61;
 constexpr unsigned kEpochShift = 48;
 constexpr std::uint64_t kEpochMask = std::uint64_t{0x1FFF} << kEpochShift;
-constexpr std::uint64_t kLengthMask = (std::uint64_t{1} << kEpochShift) - 1;
+constexpr std::uint64_t kLengthMask = BoehmHeap::kLengthMask;
+static_assert(kLengthMask == (std::uint64_t{1} << kEpochShift) - 1, "the length sits below the epoch");
 constexpr std::uint64_t kFieldMask = (std::uint64_t{1} << 24) - 1;
 /// Arrays at least this big are allocated "ignore off page": libgc then only honours
 /// pointers to their first page, which all our references are.
@@ -39,7 +40,6 @@ static_assert(sizeof(void*) == sizeof(std::uint64_t), "BoehmHeap stores referenc
 static_assert(sizeof(GC_word) == sizeof(std::uint64_t));
 
 std::uint64_t& header(void* object) { return *static_cast<std::uint64_t*>(object); }
-std::uint64_t header(const void* object) { return *static_cast<const std::uint64_t*>(object); }
 
 /// Collection event times, written by libgc's callback in the collecting thread
 /// (under libgc's lock) and read by `collect` after GC_gcollect has returned.
@@ -56,10 +56,64 @@ EventClock g_events;
 unsigned g_markers = 0;
 std::uint64_t g_heaps = 0;
 
+/// The root source and collection listener of the process (one BoehmHeap at a time).
+BoehmHeap::RootSource g_root_source;
+std::vector<std::uint64_t> g_root_words;  // what the source reported for the running collection
+std::uint64_t g_root_source_epoch = 0;
+GC_push_other_roots_proc g_libgc_push_other_roots = nullptr;  // what push_source_roots chains to
+bool g_push_installed = false;
+BoehmHeap::CollectionListener g_listener;
+std::uint64_t g_listener_epoch = 0;
+std::uint64_t g_in_use_at_start = 0;
+
+void GC_CALLBACK push_source_roots() {
+  g_root_words.clear();
+  if (g_root_source) g_root_source(g_root_words);
+  if (!g_root_words.empty()) GC_push_all(g_root_words.data(), g_root_words.data() + g_root_words.size());
+  if (g_libgc_push_other_roots != nullptr) g_libgc_push_other_roots();
+}
+
+/// The event times of the collection that just ended, into `gc`.
+void read_event_times(BoehmCollection& gc) {
+  gc.pause_ms = g_events.between(GC_EVENT_START, GC_EVENT_END);
+  gc.mark_ms = g_events.between(GC_EVENT_MARK_START, GC_EVENT_MARK_END);
+  gc.reclaim_ms = g_events.between(GC_EVENT_RECLAIM_START, GC_EVENT_RECLAIM_END);
+  gc.stop_world_ms = g_events.between(GC_EVENT_PRE_STOP_WORLD, GC_EVENT_POST_STOP_WORLD);
+}
+
+void read_heap_after(BoehmCollection& gc, const GC_prof_stats_s& after) {
+  gc.gc_number = after.gc_no;
+  gc.heap_bytes = after.heapsize_full;
+  gc.free_bytes = after.free_bytes_full;
+  gc.reclaimed_bytes = after.bytes_reclaimed_since_gc;
+}
+
+void take_census_locked(void* data);
+
 void GC_CALLBACK on_event(GC_EventType event) {
   if (event > GC_EVENT_THREAD_UNSUSPENDED) return;
+  if (event == GC_EVENT_START) {
+    for (bool& seen : g_events.seen) seen = false;
+    if (g_listener) {
+      GC_prof_stats_s before{};
+      GC_get_prof_stats_unsafe(&before, sizeof(before));
+      g_in_use_at_start = before.heapsize_full - before.free_bytes_full;
+    }
+  }
   g_events.at[event] = std::chrono::steady_clock::now();
   g_events.seen[event] = true;
+  if (event == GC_EVENT_END && g_listener) {
+    BoehmCollection gc;
+    read_event_times(gc);
+    gc.wall_ms = gc.pause_ms;
+    gc.in_use_before = g_in_use_at_start;
+    GC_prof_stats_s after{};
+    GC_get_prof_stats_unsafe(&after, sizeof(after));
+    read_heap_after(gc, after);
+    BoehmCensus census;
+    take_census_locked(&census);
+    g_listener(gc, census);
+  }
 }
 
 GC_prof_stats_s prof_stats() {
@@ -104,6 +158,16 @@ void* GC_CALLBACK take_census(void* data) {
   return nullptr;
 }
 
+/// The listener's census, under libgc's lock (at GC_EVENT_END).
+void take_census_locked(void* data) {
+  CensusRequest request;
+  request.epoch = g_listener_epoch;
+  const Stopwatch clock;
+  GC_enumerate_reachable_objects_inner(count_marked, &request);
+  request.census.ms = clock.elapsed_ms();
+  *static_cast<BoehmCensus*>(data) = request.census;
+}
+
 /// Zeroes the stack below the caller: frames of earlier, deeper calls (a heap builder)
 /// leave stale object addresses there, which the collector's own frames would reuse
 /// without overwriting and libgc would then scan conservatively.
@@ -132,7 +196,11 @@ BoehmHeap::BoehmHeap(unsigned markers) {
   header(roots_) = kRootArrayTag;
 }
 
-BoehmHeap::~BoehmHeap() { GC_FREE(roots_); }
+BoehmHeap::~BoehmHeap() {
+  if (g_listener && g_listener_epoch == epoch_) set_collection_listener(nullptr);
+  if (g_root_source && g_root_source_epoch == epoch_) set_root_source(nullptr);
+  GC_FREE(roots_);
+}
 
 unsigned BoehmHeap::markers() { return g_markers; }
 
@@ -200,8 +268,6 @@ std::uint64_t* BoehmHeap::scalars(void* object) {
   return words + 1;
 }
 
-std::uint64_t BoehmHeap::length(const void* array) { return header(array) & kLengthMask; }
-
 void BoehmHeap::add_root(void* object) {
   if (root_count_ == root_capacity_) {
     const std::size_t capacity = root_capacity_ * 2;
@@ -237,6 +303,30 @@ void BoehmHeap::build_on_scratch_thread(const std::function<void()>& build) {
   if (error) std::rethrow_exception(error);
 }
 
+void BoehmHeap::set_root_source(RootSource source) {
+  g_root_source = std::move(source);
+  g_root_source_epoch = epoch_;
+  if (g_root_source && !g_push_installed) {
+    g_libgc_push_other_roots = GC_get_push_other_roots();  // null unless another library set one
+    GC_set_push_other_roots(push_source_roots);
+    g_push_installed = true;
+  } else if (!g_root_source && g_push_installed) {
+    GC_set_push_other_roots(g_libgc_push_other_roots);
+    g_libgc_push_other_roots = nullptr;
+    g_push_installed = false;
+    g_root_words = {};
+  }
+}
+
+void BoehmHeap::set_collection_listener(CollectionListener listener) {
+  g_listener = std::move(listener);
+  g_listener_epoch = epoch_;
+}
+
+void BoehmHeap::silence_warnings() { GC_set_warn_proc(GC_ignore_warn_proc); }
+
+std::uint64_t BoehmHeap::in_use_bytes() { return GC_get_heap_size() - GC_get_free_bytes(); }
+
 void BoehmHeap::set_max_heap_bytes(std::uint64_t bytes) { GC_set_max_heap_size(bytes); }
 
 void BoehmHeap::set_automatic(bool enabled) {
@@ -250,20 +340,12 @@ BoehmCollection BoehmHeap::collect() {
   BoehmCollection result;
   const GC_prof_stats_s before = prof_stats();
   result.in_use_before = before.heapsize_full - before.free_bytes_full;
-  for (bool& seen : g_events.seen) seen = false;
   scrub_stack_below();
   const Stopwatch clock;
   GC_gcollect();
   result.wall_ms = clock.elapsed_ms();
-  result.pause_ms = g_events.between(GC_EVENT_START, GC_EVENT_END);
-  result.mark_ms = g_events.between(GC_EVENT_MARK_START, GC_EVENT_MARK_END);
-  result.reclaim_ms = g_events.between(GC_EVENT_RECLAIM_START, GC_EVENT_RECLAIM_END);
-  result.stop_world_ms = g_events.between(GC_EVENT_PRE_STOP_WORLD, GC_EVENT_POST_STOP_WORLD);
-  const GC_prof_stats_s after = prof_stats();
-  result.gc_number = after.gc_no;
-  result.heap_bytes = after.heapsize_full;
-  result.free_bytes = after.free_bytes_full;
-  result.reclaimed_bytes = after.bytes_reclaimed_since_gc;
+  read_event_times(result);
+  read_heap_after(result, prof_stats());
   return result;
 }
 

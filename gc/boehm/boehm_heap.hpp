@@ -26,6 +26,13 @@
 // BoehmCensus counts what libgc marked, and tests compare it with the serial marker).
 // Builders therefore run on a scratch thread (`build_on_scratch_thread`).
 //
+// Mutators whose roots change between collections (the guest VM) install a root
+// source instead of using the root array: libgc calls it at the start of every
+// collection, allocation-triggered ones included (GC_set_push_other_roots, chained
+// to libgc's own stack scan), and pushes exactly the words it reports. A collection
+// listener sees every collection's figures and census, taken at GC_EVENT_END under
+// libgc's lock; neither may allocate in libgc's heap or call into libgc.
+//
 // libgc is one per process: the first BoehmHeap initializes it (GC_THREADS build,
 // marker count from --gc-threads via GC_set_markers_count before GC_INIT, which is
 // libgc's only chance to take it); later BoehmHeaps share that collector and its
@@ -36,6 +43,7 @@
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
+#include <vector>
 
 namespace gcvm {
 
@@ -66,6 +74,12 @@ struct BoehmCensus {
 
 class BoehmHeap {
  public:
+  /// Header bits 0-47: an array's length (the epoch and tag sit above them).
+  static constexpr std::uint64_t kLengthMask = (std::uint64_t{1} << 48) - 1;
+  /// Root source: appends the current roots (null or objects of this heap) to the vector.
+  using RootSource = std::function<void(std::vector<std::uint64_t>&)>;
+  using CollectionListener = std::function<void(const BoehmCollection&, const BoehmCensus&)>;
+
   /// `markers` = 0: libgc's default (every core); only the first BoehmHeap's value counts.
   explicit BoehmHeap(unsigned markers);
   ~BoehmHeap();
@@ -87,12 +101,18 @@ class BoehmHeap {
   static void store_ref(void* object, std::uint64_t slot, void* target) { refs(object)[slot] = target; }
   static void* load_ref(void* object, std::uint64_t slot) { return refs(object)[slot]; }
   static std::uint64_t* scalars(void* object);  // scalar fields or scalar-array elements
-  static std::uint64_t length(const void* array);
+  static std::uint64_t length(const void* array) { return *static_cast<const std::uint64_t*>(array) & kLengthMask; }
 
   // --- roots ---
   void add_root(void* object);
   void clear_roots();
   std::size_t root_count() const { return root_count_; }
+  /// Installs (or, with an empty function, removes) the root source of every later
+  /// collection. At most one BoehmHeap of the process has one at a time.
+  void set_root_source(RootSource source);
+  /// Installs (or removes) the listener of every later collection, automatic ones
+  /// included. At most one BoehmHeap of the process has one at a time.
+  void set_collection_listener(CollectionListener listener);
 
   /// Runs `build` (which allocates and links a heap) on a fresh thread registered with
   /// libgc, and rethrows what it throws. A builder leaves object addresses in its stack
@@ -104,6 +124,11 @@ class BoehmHeap {
   static void set_max_heap_bytes(std::uint64_t bytes);
   /// Allocation-triggered collections on or off (on by default).
   static void set_automatic(bool enabled);
+  /// Drops libgc's warnings on stderr (its "Out of Memory! Returning NULL" included:
+  /// callers report exhaustion themselves).
+  static void silence_warnings();
+  /// Bytes of libgc's heap not free (GC_get_heap_size - GC_get_free_bytes).
+  static std::uint64_t in_use_bytes();
   /// One full collection (GC_gcollect).
   BoehmCollection collect();
   /// Counts what the last collection marked (walks libgc's heap under its lock).

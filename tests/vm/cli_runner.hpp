@@ -37,6 +37,12 @@ inline CliResult run_gcvm(const std::string& args) {
   return result;
 }
 
+/// Writes `text` to the file `name` (in the working directory) and returns the name.
+inline std::string write_program(const std::string& name, const std::string& text) {
+  std::ofstream(name) << text;
+  return name;
+}
+
 /// Number of lines in `text` (a final line without newline counts).
 inline int line_count(const std::string& text) {
   int lines = 0;

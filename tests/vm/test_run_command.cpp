@@ -11,16 +11,11 @@
 
 using gcvm::test::line_count;
 using gcvm::test::run_gcvm;
+using gcvm::test::write_program;
 
 namespace {
 
 const std::string kWorkloads = std::string(GCVM_SOURCE_DIR) + "/workloads/";
-
-/// Writes `text` to a file in the working directory and returns its name.
-std::string write_program(const std::string& name, const std::string& text) {
-  std::ofstream(name) << text;
-  return name;
-}
 
 }  // namespace
 

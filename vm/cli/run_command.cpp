@@ -1,5 +1,7 @@
 // `gcvm run PROG.gasm [flags] [-- args]`: assemble a guest program and run it on the
-// SOA heap under the chosen collector. Guest output goes to stdout; the --gc-log lines,
+// SOA heap under the chosen collector, or (--gc=boehm) in libgc's heap under libgc's
+// collector (run_boehm.cpp); the choice of heap binding is made here and nowhere else.
+// Guest output goes to stdout; the --gc-log lines,
 // the end-of-run summary (--stats=text|json|none) and errors go to stderr. With
 // --record-trace=FILE the run's allocations, reference stores and collections (with
 // their roots) are written as a heap trace (docs/trace-format.md) for `gcvm replay`.
@@ -13,6 +15,7 @@
 #include "vm/cli/commands.hpp"
 #include "vm/cli/run_guest.hpp"
 #include "vm/cli/size_arg.hpp"
+#include "gc/gc_options.hpp"
 
 namespace gcvm::cli {
 
@@ -34,7 +37,20 @@ int run_program(const RunArgs& args) {
   const auto limit = parse_byte_size(args.heap);
   if (!limit || *limit == 0) throw UsageError("--heap=" + args.heap + " is not a size (examples: 64M, 2G)");
   const std::vector<std::int64_t> guest_args = parse_guest_args(args.guest_args);
-  auto marker = make_marker(args.collector.choice());
+  const CollectorChoice choice = args.collector.choice();
+#if GCVM_HAVE_BOEHM
+  if (collector_is_boehm(choice)) {
+    if (!choice.options.empty()) reject_gc_option("boehm", choice.options.front(), "");
+    if (args.verify)
+      throw UsageError("--verify-heap checks a gcvm heap; --gc=boehm runs in libgc's heap (compare with --gc=serial)");
+    if (args.refgraph != "barrier")
+      throw UsageError("--refgraph=rebuild applies to gcvm heaps; --gc=boehm keeps no reference graph");
+    if (!args.record_trace.empty())
+      throw UsageError("--record-trace records a gcvm heap; it does not apply to --gc=boehm");
+    return run_boehm(args, vm::assemble_file(args.program), *limit, choice.threads, guest_args);
+  }
+#endif
+  auto marker = make_marker(choice);
   const vm::Module module = vm::assemble_file(args.program);
 
   HeapConfig config;

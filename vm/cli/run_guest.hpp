@@ -1,7 +1,8 @@
 // The shared part of `gcvm run` (run_command.cpp): its arguments, and running a guest
 // on a heap binding and reporting. The interpreter is instantiated once per binding
 // type, each in its own translation unit: the plain SoaHeapBinding in
-// run_command.cpp, RecordingSoaHeapBinding (--record-trace) in run_recording.cpp, so
+// run_command.cpp, RecordingSoaHeapBinding (--record-trace) in run_recording.cpp,
+// BoehmHeapBinding (--gc=boehm) in run_boehm.cpp, so
 // the interpreter loop of a run that records nothing is compiled exactly as if
 // recording did not exist.
 #pragma once
@@ -49,7 +50,10 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
   vm::RunFacts facts;
   facts.program = args.program;
   facts.collector = std::string(binding.collector_name());
-  facts.refgraph = args.refgraph;
+  if constexpr (requires { Binding::kRefGraph; })
+    facts.refgraph = Binding::kRefGraph;  // a binding without gcvm's reference graph says so
+  else
+    facts.refgraph = args.refgraph;
   facts.heap_limit_bytes = binding.limit_bytes();
   auto report = [&](int status) {
     facts.exit_status = status;
@@ -86,5 +90,12 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
 /// `gcvm run` with --record-trace=args.record_trace (run_recording.cpp).
 int run_recording(const RunArgs& args, const vm::Module& module, HeapConfig config, std::unique_ptr<Marker> marker,
                   const std::vector<std::int64_t>& guest_args);
+
+#if GCVM_HAVE_BOEHM
+/// `gcvm run --gc=boehm` (run_boehm.cpp): the guest in libgc's heap, capped at
+/// `limit_bytes`, collected with `markers` marker threads (0: every core).
+int run_boehm(const RunArgs& args, const vm::Module& module, std::uint64_t limit_bytes, unsigned markers,
+              const std::vector<std::int64_t>& guest_args);
+#endif
 
 }  // namespace gcvm::cli

@@ -14,6 +14,9 @@
 //   reference globals (call_stack.hpp); nothing is scanned conservatively.
 // - Allocation: the binding's fast path; on kNull, one full collection ("heap full")
 //   and a retry; still kNull is out of memory (GuestFailure::OutOfMemory).
+// - A binding that may collect inside an allocation (Binding::kCollectsInAllocation:
+//   libgc) gets the registers saved before every allocation and a root source
+//   (attach_roots) reporting the same precise roots, for as long as the interpreter lives.
 // - Integer arithmetic wraps (two's complement, 64-bit); division and remainder by zero
 //   are guest errors; INT64_MIN / -1 is INT64_MIN and INT64_MIN % -1 is 0. Shift
 //   counts are taken mod 64; `shr` is arithmetic. `ftoi` truncates toward zero,
@@ -63,8 +66,13 @@ class Interpreter {
       for (std::uint32_t s : f.ref_slots) image[s] = Binding::kNull;
       images_.push_back(std::move(image));
     }
+    if constexpr (Binding::kCollectsInAllocation)
+      heap_.attach_roots([this](std::vector<Ref>& out) { for_each_root([&](Ref r) { out.push_back(r); }); });
   }
-  ~Interpreter() { flush(); }
+  ~Interpreter() {
+    if constexpr (Binding::kCollectsInAllocation) heap_.attach_roots(nullptr);
+    flush();
+  }
 
   /// Runs main; returns its exit status (0, main's int result or `exit`'s operand,
   /// mod 256). Throws GuestError; binding errors (VerifyError, MarkError) pass through.
@@ -81,11 +89,16 @@ class Interpreter {
     flush();
     throw GuestError(message, stack_.trace(top_, m_.file), kind);
   }
+  /// Calls visit(ref) for every root of the saved state.
+  template <typename F>
+  void for_each_root(F&& visit) const {
+    if (top_.fn != nullptr) stack_.for_each_root(top_, visit);  // null before the first save
+    for (std::uint32_t g : ref_globals_) visit(globals_[g]);
+  }
   /// All roots of the saved state, as Refs.
   std::span<const Ref> roots() {
     roots_.clear();
-    stack_.for_each_root(top_, [&](std::uint64_t v) { roots_.push_back(v); });
-    for (std::uint32_t g : ref_globals_) roots_.push_back(globals_[g]);
+    for_each_root([&](Ref r) { roots_.push_back(r); });
     return roots_;
   }
   void collect(const char* reason) { heap_.collect(roots(), reason); }
@@ -364,6 +377,7 @@ int Interpreter<Binding>::run() {
   }
 
   CASE(NEW) {
+    if constexpr (Binding::kCollectsInAllocation) GCVM_SAVE();
     Ref r = heap_.allocate(classes_[ip[2]]);
     if (r == kNull) [[unlikely]] {
       GCVM_SAVE();
@@ -402,6 +416,7 @@ int Interpreter<Binding>::run() {
   }
 #define GCVM_NEW_ARRAY(is_ref)                                                                \
   {                                                                                           \
+    if constexpr (Binding::kCollectsInAllocation) GCVM_SAVE();                                \
     const std::int64_t n = S(2);                                                              \
     Ref r = n < 0 ? kNull : heap_.allocate_array(is_ref, static_cast<std::uint64_t>(n));      \
     if (r == kNull) [[unlikely]] {                                                            \

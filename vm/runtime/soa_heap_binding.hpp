@@ -4,7 +4,7 @@
 // binding of `gcvm run` (the SOA heap with a Collector and a marker from make_marker);
 // with --record-trace the interpreter is instantiated over RecordingSoaHeapBinding.
 //
-// What a binding provides (a Boehm binding provides the same names):
+// What a binding provides (vm/runtime/boehm_heap_binding.hpp provides the same names):
 //   Ref            a guest reference as a 64-bit value; kNull is the null reference
 //   ClassHandle    what register_class returns for a guest class
 //   FieldHandle    what field_handle returns for one field of a registered class
@@ -15,6 +15,7 @@
 //   array_length, load_element/store_element, load_scalar_element/store_scalar_element
 //   collect(roots, reason)   a full collection from exactly these roots
 //   used_bytes(), limit_bytes(), totals()                  heap statistics
+//   kCollectsInAllocation   true if allocate may collect (then also attach_roots(source))
 //
 // Invariants of this binding:
 // - A Ref is an ObjectId (DESIGN.md 1) zero-extended to 64 bits; kNull is kNullRef.
@@ -58,6 +59,8 @@ class SoaHeapBinding {
   };
   static constexpr Ref kNull = kNullRef;
   static constexpr std::uint64_t kArrayHeaderBytes = 16;
+  /// Collections happen only in collect(), never inside an allocation.
+  static constexpr bool kCollectsInAllocation = false;
 
   SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify);
 
