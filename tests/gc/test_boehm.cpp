@@ -51,7 +51,7 @@ BoehmRun run_boehm(const std::string& spec, std::uint64_t seed, int count) {
 
 }  // namespace
 
-TEST_CASE("boehm: libgc marks every reachable object, and converges to exactly the serial marker's counts") {
+TEST_CASE("boehm: libgc marks every reachable object; later collections keep no more garbage than the first") {
   // vp-list / vp-array / rmat / random have much garbage; the others are all live.
   const char* specs[] = {"single", "list:20000", "lists:64x300", "wide:5000", "vp-list",
                          "vp-array", "complete:200:5", "rmat:12", "random:20000:2", "random:3000:0"};
@@ -73,11 +73,17 @@ TEST_CASE("boehm: libgc marks every reachable object, and converges to exactly t
       CHECK(first.mark.marked_objects == want.marked_objects + run.garbage_marked);
       CHECK(first.mark.edges_traversed >= want.edges_traversed);
       // In this long-running test process, addresses left in stack slots and registers
-      // by earlier heaps can name objects of this one, so the first collection may keep
-      // some garbage (a fresh `gcvm mark` process marks exactly: test_cli_collectors).
-      // Once those slots are overwritten, libgc's marks are exact.
-      CHECK(last.mark.marked_objects == want.marked_objects);
-      CHECK(last.mark.edges_traversed == want.edges_traversed);
+      // by earlier heaps can name objects of this one, so a collection may keep some
+      // garbage (usually only the first; a fresh `gcvm mark` process marks exactly:
+      // test_cli_collectors). Conservative roots make exactness a matter of luck here,
+      // so the test asserts the bound, never equality: no live object lost, and later
+      // collections keep no more than the first.
+      CHECK(last.mark.marked_objects >= want.marked_objects);
+      CHECK(last.mark.marked_objects <= first.mark.marked_objects);
+      CHECK(last.mark.edges_traversed >= want.edges_traversed);
+      if (last.mark.marked_objects != want.marked_objects)
+        MESSAGE(spec << " seed " << seed << ": last collection still kept "
+                     << last.mark.marked_objects - want.marked_objects << " unreachable objects");
       if (run.garbage_marked > 0)
         MESSAGE(spec << " seed " << seed << ": first collection kept " << run.garbage_marked << " unreachable objects");
       CHECK(first.mark.mark_ms >= 0);
