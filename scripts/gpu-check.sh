@@ -5,7 +5,8 @@
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
 #   STAGES="build test sanitize bench dfs-bench markers-bench" SANITIZERS="memcheck racecheck synccheck"
-#   SANITIZE_SECONDS=240 BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3"
+#   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
+#   BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3"
 #   bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -286,18 +286,18 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
     const gcvm_u32 v = sh->wide_vertex[o];
     const gcvm_u64 from = begin[v];
     const gcvm_u64 end = from + degree[v];
-    if (vector) {
-      const gcvm_u64 w0 = from / 4u;
-      const gcvm_u64 words = (end - 1u) / 4u - w0 + 1u;
-      for (gcvm_u64 c = 0u; c < words; c += GCVM_GROUP_SIZE) {
-        if (c + lid < words) gcvm_visit_vector(edges, marks, sh, w0 + c + lid, from, end, traversed);
-        gcvm_stage_flush(sh, out, 0);
+    /* One loop for both load widths (no barrier under a run-time branch): a step
+     * covers GROUP_SIZE aligned vectors or GROUP_SIZE references. */
+    const gcvm_u64 w0 = from / 4u;
+    const gcvm_u64 steps = vector ? (end - 1u) / 4u - w0 + 1u : end - from;
+    for (gcvm_u64 c = 0u; c < steps; c += GCVM_GROUP_SIZE) {
+      if (c + lid < steps) {
+        if (vector)
+          gcvm_visit_vector(edges, marks, sh, w0 + c + lid, from, end, traversed);
+        else
+          gcvm_visit(marks, sh, edges[from + c + lid], traversed);
       }
-    } else {
-      for (gcvm_u64 c = from; c < end; c += GCVM_GROUP_SIZE) {
-        if (c + lid < end) gcvm_visit(marks, sh, edges[c + lid], traversed);
-        gcvm_stage_flush(sh, out, 0);
-      }
+      gcvm_stage_flush(sh, out, 0);
     }
   }
 }
@@ -369,10 +369,12 @@ GCVM_DEVICE void gcvm_scan_batch(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
       refs = 0u;
     }
   }
-  if ((flags & GCVM_BFS_PREFIX) != 0u)
-    gcvm_prefix_rounds(edges, marks, sh, out, first, refs, flags, traversed);
-  else
-    gcvm_histogram_rounds(edges, marks, sh, out, first, refs, flags, traversed);
+  /* Both offset schemes are called, the unselected one with no references: a barrier
+   * never sits under a branch on a run-time flag, which PoCL 5's work-group compiler
+   * cannot split (an assertion in createParallelRegionBefore). */
+  const int prefix = (flags & GCVM_BFS_PREFIX) != 0u;
+  gcvm_prefix_rounds(edges, marks, sh, out, first, prefix ? refs : 0u, flags, traversed);
+  gcvm_histogram_rounds(edges, marks, sh, out, first, prefix ? 0u : refs, flags, traversed);
   gcvm_wide_objects(begin, degree, edges, marks, sh, out, first, wide, flags, traversed);
 }
 

@@ -50,7 +50,11 @@ TEST_CASE("gcvm mark --gc=parallel prints per-thread balance and rejects bad opt
 }
 
 #if GCVM_HAVE_BOEHM
-TEST_CASE("gcvm mark --gc=boehm: libgc marks exactly the serial marker's objects and edges, same JSON keys") {
+// libgc finds roots conservatively (stacks, registers), so a stale address can keep
+// garbage alive: on the dev VM a fresh process marks exactly, on the GPU machine's
+// Ubuntu it kept 6,300 of vp-list's garbage objects. The test asserts what libgc
+// guarantees: nothing reachable is lost, and marked + freed = every object.
+TEST_CASE("gcvm mark --gc=boehm: libgc marks at least the serial marker's objects and edges, same JSON keys") {
   for (const char* spec : {"vp-list", "vp-array", "rmat:13", "random:20000:2", "wide:3000", "complete:100:2"}) {
     CAPTURE(std::string(spec));
     const auto serial = run_gcvm(std::string("mark --graph=") + spec + " --stats=json");
@@ -66,9 +70,13 @@ TEST_CASE("gcvm mark --gc=boehm: libgc marks exactly the serial marker's objects
     }
     CHECK(b["collector"] == "boehm");
     CHECK(b["objects_before"] == s["objects_before"]);
-    CHECK(b["marked_objects"] == s["marked_objects"]);
-    CHECK(b["edges_traversed"] == s["edges_traversed"]);
-    CHECK(b["freed_objects"] == s["freed_objects"]);
+    CHECK(b["marked_objects"].get<std::uint64_t>() >= s["marked_objects"].get<std::uint64_t>());
+    CHECK(b["edges_traversed"].get<std::uint64_t>() >= s["edges_traversed"].get<std::uint64_t>());
+    CHECK(b["marked_objects"].get<std::uint64_t>() + b["freed_objects"].get<std::uint64_t>() ==
+          s["objects_before"].get<std::uint64_t>());
+    if (b["marked_objects"] != s["marked_objects"])
+      MESSAGE("libgc kept " << b["marked_objects"].get<std::uint64_t>() - s["marked_objects"].get<std::uint64_t>()
+                            << " unreachable objects (conservative roots)");
     CHECK(b["mark_ms"].get<double>() > 0);
     CHECK(b["mark_details"]["markers"] == 2);
   }
