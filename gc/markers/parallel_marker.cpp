@@ -150,6 +150,10 @@ void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, Mark
         ++s.edges;
         if (test_and_set(target)) {
           ++s.objects;
+          // Prefetch on grey (as libgc does): the object's CSR row is a random DRAM
+          // access, started now so it has arrived by the time the item is scanned.
+          __builtin_prefetch(begin + target);
+          __builtin_prefetch(degree + target);
           if (next != kNullRef) deque.push(make_item(next, 0));
           next = target;
         }
