@@ -326,20 +326,19 @@ class OpenClBackend final : public DeviceBackend {
       clGetProgramBuildInfo(program_, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
       throw DeviceError(fmt::format("OpenCL kernels failed to build for {}: {}", info_.name, log));
     }
-    seed_ = clCreateKernel(program_, "gcvm_bfs_seed_kernel", &status);
-    check(status, "clCreateKernel(gcvm_bfs_seed_kernel)");
-    level_ = clCreateKernel(program_, "gcvm_bfs_level_kernel", &status);
-    check(status, "clCreateKernel(gcvm_bfs_level_kernel)");
-    lanes_ = clCreateKernel(program_, "gcvm_bfs_lane_kernel", &status);
-    check(status, "clCreateKernel(gcvm_bfs_lane_kernel)");
-    fill_ = clCreateKernel(program_, "gcvm_fill_kernel", &status);
-    check(status, "clCreateKernel(gcvm_fill_kernel)");
-    scatter_ = clCreateKernel(program_, "gcvm_scatter_kernel", &status);
-    check(status, "clCreateKernel(gcvm_scatter_kernel)");
-    dfs_seed_ = clCreateKernel(program_, "gcvm_dfs_seed_kernel", &status);
-    check(status, "clCreateKernel(gcvm_dfs_seed_kernel)");
-    dfs_run_ = clCreateKernel(program_, "gcvm_dfs_run_kernel", &status);
-    check(status, "clCreateKernel(gcvm_dfs_run_kernel)");
+    seed_ = make_kernel("gcvm_bfs_seed_kernel");
+    level_ = make_kernel("gcvm_bfs_level_kernel");
+    lanes_ = make_kernel("gcvm_bfs_lane_kernel");
+    fill_ = make_kernel("gcvm_fill_kernel");
+    scatter_ = make_kernel("gcvm_scatter_kernel");
+    dfs_seed_ = make_kernel("gcvm_dfs_seed_kernel");
+    dfs_run_ = make_kernel("gcvm_dfs_run_kernel");
+  }
+  cl_kernel make_kernel(const char* name) {
+    cl_int status = CL_SUCCESS;
+    cl_kernel kernel = clCreateKernel(program_, name, &status);
+    check(status, fmt::format("clCreateKernel({})", name).c_str());
+    return kernel;
   }
   void launch_kernel(cl_kernel kernel, std::uint32_t groups, const char* what) {
     const std::size_t local = GCVM_GROUP_SIZE;
