@@ -183,7 +183,7 @@ class CudaBackend final : public DeviceBackend {
     return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
            queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + packed_.capacity() +
            ranges_[0].capacity() + ranges_[1].capacity() + ranges_[2].capacity() + lane_pool_.capacity() +
-           lane_tables_.capacity() + dfs_state_.capacity() +
+           lane_tables_.capacity() + dfs_state_.capacity() + gather_.capacity() +
            dfs_stack_bytes();
   }
 
@@ -234,6 +234,20 @@ class CudaBackend final : public DeviceBackend {
     return storage_.capacity() + tops_.capacity() + pool_.capacity() + chunk_table_.capacity();
   }
 
+  std::optional<std::vector<ObjectId>> gather_dfs_stacks(std::uint32_t groups, std::uint32_t capacity) override {
+    gather_.reserve((std::size_t{capacity} + 1) * sizeof(std::uint32_t), "the DFS fallback gather");
+    check(cudaMemsetAsync(gather_.as<void>(), 0, sizeof(std::uint32_t), stream_), "clearing the DFS gather count");
+    check(cuda::launch_dfs_gather(storage_.as<std::uint32_t>(), tops_.as<std::uint32_t>(), gather_.as<std::uint32_t>(),
+                                  capacity, groups, stream_),
+          "launching the DFS gather kernel");
+    std::uint32_t count = 0;
+    copy_out(&count, gather_.as<void>(), sizeof(count), "reading the DFS gather count");
+    if (count > capacity) return std::nullopt;
+    std::vector<ObjectId> pending(count);
+    copy_out(pending.data(), gather_.as<std::uint32_t>() + 1, count * sizeof(ObjectId), "reading the gathered DFS stacks");
+    return pending;
+  }
+
  private:
   void copy_in(void* to, const void* from, std::size_t bytes) {
     if (bytes != 0) check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_), "a host-to-device copy");
@@ -264,6 +278,7 @@ class CudaBackend final : public DeviceBackend {
   std::uint64_t queue_bytes_ = 0;
   std::uint64_t vertices_ = 0;
   DeviceBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;
+  DeviceBuffer gather_;  // the fallback gather: count, then entries
   std::vector<std::uint64_t> free_chunk_slots_;  // host source of the async chunk-table reset
 };
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -139,6 +140,10 @@ class DeviceBackend {
   virtual std::uint32_t dfs_resident_groups() const = 0;
   /// Device bytes of the DFS stacks: stack storage, saved tops, pool and chunk table.
   virtual std::uint64_t dfs_stack_bytes() const = 0;
+  /// After the DFS launches (the same `groups`): every entry of the threads' saved
+  /// linked stacks, i.e. objects marked but not yet scanned, gathered on the device
+  /// (gcvm_dfs_gather); std::nullopt when there are more than `capacity`.
+  virtual std::optional<std::vector<ObjectId>> gather_dfs_stacks(std::uint32_t groups, std::uint32_t capacity) = 0;
 };
 
 }  // namespace gcvm

@@ -147,7 +147,7 @@ class OpenClBackend final : public DeviceBackend {
   }
   ~OpenClBackend() override {
     release_events();
-    for (cl_kernel k : {seed_, level_, lanes_, fill_, scatter_, dfs_seed_, dfs_run_})
+    for (cl_kernel k : {seed_, level_, lanes_, fill_, scatter_, dfs_seed_, dfs_run_, dfs_gather_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -268,7 +268,7 @@ class OpenClBackend final : public DeviceBackend {
     std::uint64_t total = 0;
     for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &packed_, &queues_[0],
                               &queues_[1], &ranges_[0], &ranges_[1], &ranges_[2], &lane_pool_, &lane_tables_,
-                              &dfs_state_})
+                              &dfs_state_, &gather_})
       total += b->capacity();
     return total + dfs_stack_bytes();
   }
@@ -312,6 +312,22 @@ class OpenClBackend final : public DeviceBackend {
     return storage_.capacity() + tops_.capacity() + pool_.capacity() + chunk_table_.capacity();
   }
 
+  std::optional<std::vector<ObjectId>> gather_dfs_stacks(std::uint32_t groups, std::uint32_t capacity) override {
+    gather_.reserve(context_, (std::size_t{capacity} + 1) * sizeof(std::uint32_t), "the DFS fallback gather");
+    fill(gather_, 0u, 1, "clearing the DFS gather count");
+    set_args(dfs_gather_, storage_.get(), tops_.get(), gather_.get(), capacity);
+    launch_kernel(dfs_gather_, groups, "the DFS gather kernel");
+    std::uint32_t count = 0;
+    read(gather_, &count, sizeof(count), "reading the DFS gather count");
+    if (count > capacity) return std::nullopt;
+    std::vector<ObjectId> pending(count);
+    if (count != 0)
+      check(clEnqueueReadBuffer(queue_, gather_.get(), CL_TRUE, sizeof(std::uint32_t), count * sizeof(ObjectId),
+                                pending.data(), 0, nullptr, nullptr),
+            "reading the gathered DFS stacks");
+    return pending;
+  }
+
  private:
   void build_program() {
     cl_int status = CL_SUCCESS;
@@ -333,6 +349,7 @@ class OpenClBackend final : public DeviceBackend {
     scatter_ = make_kernel("gcvm_scatter_kernel");
     dfs_seed_ = make_kernel("gcvm_dfs_seed_kernel");
     dfs_run_ = make_kernel("gcvm_dfs_run_kernel");
+    dfs_gather_ = make_kernel("gcvm_dfs_gather_kernel");
   }
   cl_kernel make_kernel(const char* name) {
     cl_int status = CL_SUCCESS;
@@ -392,8 +409,9 @@ class OpenClBackend final : public DeviceBackend {
   ClBuffer ranges_[3];
   ClBuffer lane_pool_, lane_tables_;
   std::uint64_t vertices_ = 0;
-  cl_kernel dfs_seed_ = nullptr, dfs_run_ = nullptr;
+  cl_kernel dfs_seed_ = nullptr, dfs_run_ = nullptr, dfs_gather_ = nullptr;
   ClBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;
+  ClBuffer gather_;  // the fallback gather: count, then entries
 };
 
 }  // namespace

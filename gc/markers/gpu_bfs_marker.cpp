@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "gc/markers/cpu_finish.hpp"
 #include "gc/stopwatch.hpp"
 #include "kernels/common/mark_layout.h"
 
@@ -147,7 +148,7 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
     const Stopwatch queue_clock;
     std::vector<ObjectId> queue = backend.read_level_queue(fallback_level, pending);
     download_ms += queue_clock.elapsed_ms();
-    cpu_edges = finish_on_cpu(request, std::move(queue), out);
+    cpu_edges = finish_mark_on_cpu(request, std::move(queue), out);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 
@@ -175,24 +176,6 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
       {"device_bytes", static_cast<double>(backend.device_bytes())},
   };
   return stats;
-}
-
-std::uint64_t GpuBfsMarker::finish_on_cpu(const MarkRequest& request, std::vector<ObjectId> pending, MarkBitmap& out) {
-  const std::uint64_t* begin = request.graph.begin_data();
-  const std::uint32_t* degree = request.graph.degree_data();
-  const ObjectId* edges = request.graph.edge_data();
-  std::uint64_t traversed = 0;
-  while (!pending.empty()) {
-    const ObjectId v = pending.back();
-    pending.pop_back();
-    const ObjectId* e = edges + begin[v];
-    for (const ObjectId* end = e + degree[v]; e != end; ++e) {
-      if (*e == kNullRef) continue;
-      ++traversed;
-      if (out.test_and_set(*e)) pending.push_back(*e);
-    }
-  }
-  return traversed;
 }
 
 }  // namespace gcvm

@@ -62,8 +62,6 @@ class GpuBfsMarker final : public Marker {
 
  private:
   MarkStats mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request, MarkBitmap& out);
-  /// Finishes the mark on the CPU from the objects of a level's queue (marked, unscanned).
-  static std::uint64_t finish_on_cpu(const MarkRequest& request, std::vector<ObjectId> pending, MarkBitmap& out);
 
   GpuBfsMarkerOptions options_;
   DeviceSession session_;

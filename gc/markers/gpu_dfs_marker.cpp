@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "gc/markers/cpu_finish.hpp"
 #include "gc/stopwatch.hpp"
 #include "kernels/common/mark_layout.h"
 
@@ -12,20 +13,24 @@ namespace {
 
 constexpr const char* kAccepted =
     "atomics=checked|plain, local-stack=<1..32>|off, balance=on|off, vector=on|off, wide=<threshold>, "
-    "chunk=<references>|off, pool=<slots>, rounds=<n>, steps=<n>, groups=auto|<n>, launches-per-check=auto|<n>";
+    "chunk=<references>|off, pool=<slots>, rounds=<n>, steps=<n>, groups=auto|<n>, launches-per-check=auto|<n>, "
+    "fallback=<threshold>:<min-launches>|off";
 
 static_assert(GCVM_DFS_STATE_EDGES_LO % 2 == 0, "the 64-bit edge counter must be 8-byte aligned");
 
 /// Work-group memory of the hybrid stack: GCVM_DFS_LOCAL_MAX entries per thread.
 constexpr std::uint64_t kLocalStackBytesPerGroup = std::uint64_t{GCVM_DFS_LOCAL_MAX} * GCVM_GROUP_SIZE * 4;
 
-std::uint32_t parse_count(const GcOption& option, std::uint32_t min, std::uint32_t max) {
+std::uint32_t parse_count(const GcOption& option, std::string_view text, std::uint32_t min, std::uint32_t max) {
   std::uint32_t value = 0;
-  const std::string& text = option.value;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < min || value > max)
     reject_gc_option("gpu-dfs", option, kAccepted);
   return value;
+}
+
+std::uint32_t parse_count(const GcOption& option, std::uint32_t min, std::uint32_t max) {
+  return parse_count(option, option.value, min, max);
 }
 
 bool parse_switch(const GcOption& option, std::string_view on, std::string_view off) {
@@ -60,6 +65,16 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
       o.pool_slots = parse_count(option, 1, 1u << 24);
     } else if (option.key == "groups") {
       o.groups = option.value == "auto" ? 0 : parse_count(option, 1, 1u << 16);
+    } else if (option.key == "fallback") {
+      if (option.value == "off") {
+        o.fallback_threshold = 0;
+        continue;
+      }
+      const std::string_view text = option.value;
+      const auto colon = text.find(':');
+      if (colon == std::string_view::npos) reject_gc_option("gpu-dfs", option, kAccepted);
+      o.fallback_threshold = parse_count(option, text.substr(0, colon), 1, 0xFFFFFFFFu);
+      o.fallback_min_launches = parse_count(option, text.substr(colon + 1), 0, 0xFFFFFFFFu);
     } else if (option.key == "launches-per-check") {
       o.launches_per_check = option.value == "auto" ? 0 : parse_count(option, 1, GCVM_DFS_MAX_LAUNCH_BATCH);
     } else {
@@ -108,15 +123,33 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   std::uint32_t batch = options_.launches_per_check != 0 ? options_.launches_per_check : 1;
   std::vector<std::uint32_t> state;
   std::uint64_t host_checks = 0;
+  std::int64_t fallback_launch = -1;
+  std::uint64_t fallback_gathers = 0;
+  double gather_ms = 0;
+  std::vector<ObjectId> pending;
   for (;;) {
     for (std::uint32_t i = 0; i < batch; ++i) backend.launch_dfs_run(launched + i, launch);
     launched += batch;
     state = backend.read_dfs_state();
     ++host_checks;
     const std::uint32_t last = launched - 1;
-    if (state[GCVM_DFS_STATE_PENDING + last % GCVM_DFS_LAUNCH_RING] == 0 && state[GCVM_DFS_STATE_POOL_COUNT] == 0 &&
-        state[GCVM_DFS_STATE_CHUNKS_OPEN] == 0)
-      break;
+    const std::uint32_t busy_threads = state[GCVM_DFS_STATE_PENDING + last % GCVM_DFS_LAUNCH_RING];
+    const bool only_stacks = state[GCVM_DFS_STATE_POOL_COUNT] == 0 && state[GCVM_DFS_STATE_CHUNKS_OPEN] == 0;
+    if (busy_threads == 0 && only_stacks) break;
+    // Narrow work: all of it is on fewer than `threshold` saved stacks; hand it to the
+    // CPU unless the stacks hold more than the gather can take.
+    if (options_.fallback_threshold != 0 && std::uint64_t{last} + 1 >= options_.fallback_min_launches &&
+        busy_threads < options_.fallback_threshold && only_stacks) {
+      const Stopwatch gather_clock;
+      auto gathered = backend.gather_dfs_stacks(launch.groups, GCVM_DFS_GATHER_CAPACITY);
+      gather_ms += gather_clock.elapsed_ms();
+      ++fallback_gathers;
+      if (gathered) {
+        pending = std::move(*gathered);
+        fallback_launch = last;
+        break;
+      }
+    }
     if (options_.launches_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_DFS_MAX_LAUNCH_BATCH);
   }
   const double kernel_ms = backend.timer_stop_ms();
@@ -128,8 +161,17 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   backend.read_marks(out.words().data(), request.block_count);
   const double download_ms = download_clock.elapsed_ms();
 
+  double fallback_ms = 0;
+  std::uint64_t cpu_edges = 0;
+  const std::size_t fallback_objects = pending.size();
+  if (fallback_launch >= 0) {
+    const Stopwatch fallback_clock;
+    cpu_edges = finish_mark_on_cpu(request, std::move(pending), out);
+    fallback_ms = fallback_clock.elapsed_ms();
+  }
+
   stats.marked_objects = out.count();
-  stats.edges_traversed = gpu_edges;
+  stats.edges_traversed = gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
   const std::uint64_t local_bytes = options_.local_stack != 0 ? kLocalStackBytesPerGroup * launch.groups : 0;
   stats.details = {
@@ -150,6 +192,11 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
       {"steals", static_cast<double>(state[GCVM_DFS_STATE_STEALS])},
       {"wide_objects", static_cast<double>(state[GCVM_DFS_STATE_WIDE])},
       {"chunks", static_cast<double>(state[GCVM_DFS_STATE_CHUNKS])},
+      {"fallback_launch", static_cast<double>(fallback_launch)},
+      {"fallback_objects", static_cast<double>(fallback_objects)},
+      {"fallback_gathers", static_cast<double>(fallback_gathers)},
+      {"fallback_gather_ms", gather_ms},
+      {"fallback_ms", fallback_ms},
       {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
       {"mark_download_ms", download_ms},
       {"groups", static_cast<double>(launch.groups)},

@@ -8,7 +8,10 @@
 // (every thread claims its share of the roots) → run kernels, enqueued in growing
 // batches (1, 2, 4, ... 64) with one small state read between batches, until a
 // launch ends with no thread holding work, an empty pool and no open chunks →
-// download the mark bitmap.
+// download the mark bitmap. With the fallback on, a check that finds the work narrow
+// (below) instead gathers the saved stacks' entries on the device (at most
+// GCVM_DFS_GATHER_CAPACITY, else it keeps launching), downloads them with the bitmap
+// and finishes with a serial DFS on the host CSR (gc/markers/cpu_finish.hpp).
 //
 // Options (--gc-opt; FastCollect Table 1 columns in brackets; GPU = all off):
 //   atomics=checked|plain      plain read of the mark word before the atomic [+A]
@@ -29,13 +32,30 @@
 //   pool=<slots>               donation pool slots (default 4096)
 //   groups=auto|<n>            work groups (auto: the device's resident groups)
 //   launches-per-check=auto|<n> run kernels enqueued between host checks
-// Defaults: everything on [+O]: checked, local-stack=32, balance on, vector on.
+//   fallback=<threshold>:<min-launches>|off  finish on the CPU once launch L, with
+//                              L + 1 >= min-launches, leaves fewer than `threshold`
+//                              threads with work, an empty pool and no open chunks
+//                              (default 20:1; beyond the paper, like gpu-bfs's [+F]).
+//                              A launch is long (up to rounds × steps pops per
+//                              thread, with idle threads asking for donations all
+//                              along), so one launch that ends with under 20 of the
+//                              device's thousands of threads busy has met a chain:
+//                              a linked list then costs one launch, not V launches'
+//                              worth of single-thread steps. With balance=off
+//                              nothing spreads the work, so a single root also
+//                              falls back after launch 1.
+// Defaults: everything on [+O]: checked, local-stack=32, balance on, vector on,
+// fallback 20:1.
 //
 // Statistics (MarkStats::details): gpu-bfs's keys (sync_*, root_*, kernel_ms,
 // kernel_gteps, iterations = launches that found work, host_checks, gpu_edges,
 // mark_download_*, groups, device_bytes = everything this marker holds on the device)
 // plus launches, max_rounds, donations, steals, wide_objects, chunks,
-// stack_peak_bytes and local_stack_bytes. stack_peak_bytes is the global stack
+// stack_peak_bytes and local_stack_bytes, and for the fallback fallback_launch (the
+// last launch before the CPU took over, or -1), fallback_objects (stack entries handed
+// over), fallback_gathers (gathers run, including overflowed ones),
+// fallback_gather_ms and fallback_ms (the CPU's part). edges_traversed = gpu_edges +
+// the CPU's references. stack_peak_bytes is the global stack
 // memory: the linked storage (4 bytes per object: it never grows, so what is held is
 // the peak), the saved tops (4 bytes per thread), the pool and the chunk table;
 // local_stack_bytes is the work-group memory of the hybrid stacks of all groups.
@@ -65,6 +85,8 @@ struct GpuDfsMarkerOptions {
   std::uint32_t steps = GCVM_DFS_STEPS;
   std::uint32_t groups = 0;  // 0 = auto
   std::uint32_t launches_per_check = 0;  // 0 = auto (doubling)
+  std::uint32_t fallback_threshold = 20;  // 0 = off
+  std::uint32_t fallback_min_launches = 1;
   DeviceSelector device;
 
   static GpuDfsMarkerOptions parse(const GcOptions& options, const std::string& device);

@@ -52,7 +52,11 @@
  * top in tops[gid]. The host relaunches (in doubling batches) until a launch ends
  * with no thread holding work (pending[L] = 0), an empty pool and no huge object with
  * chunks left (state CHUNKS_OPEN = 0): then no work exists anywhere, because between
- * launches all work is on a saved stack, in the pool or in the chunk table. Groups need not be co-resident (PoCL runs the work-items of a group one after
+ * launches all work is on a saved stack, in the pool or in the chunk table. The host
+ * may instead stop early (fallback=<threshold>:<min>): when a launch leaves fewer than
+ * `threshold` threads with work and the pool and chunk table are empty, all pending
+ * work is on the saved stacks, so gcvm_dfs_gather copies their entries (marked, not
+ * yet scanned) to a short array and the CPU finishes the mark from them. Groups need not be co-resident (PoCL runs the work-items of a group one after
  * another between barriers, and not all groups at once), so the grid may be any
  * size; it is sized to the device's resident groups for speed only.
  *
@@ -458,6 +462,25 @@ GCVM_DEVICE void gcvm_dfs_run(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOB
     if (sh->chunks != 0u) GCVM_ATOMIC_ADD(state + GCVM_DFS_STATE_CHUNKS, sh->chunks);
     GCVM_ATOMIC_MAX(state + GCVM_DFS_STATE_ROUNDS, round);
     if (round > 1u || sh->traversed != 0u) GCVM_ATOMIC_MAX(state + GCVM_DFS_STATE_LAUNCHES, launch + 1u);
+  }
+}
+
+/* Fallback gather, after the run launches with the same grid: every thread appends
+ * the entries of its saved linked stack (tops[gid] down to GCVM_DFS_BOTTOM) to
+ * out[1 .. capacity] through the counter out[0]. A thread stops once the counter has
+ * passed `capacity`, so out[0] > capacity means the output overflowed (some entries
+ * are missing; the host then keeps launching) and the counter stays below
+ * capacity + threads. */
+GCVM_DEVICE void gcvm_dfs_gather(const GCVM_GLOBAL gcvm_u32* storage, const GCVM_GLOBAL gcvm_u32* tops,
+                                 GCVM_GLOBAL gcvm_u32* out, gcvm_u32 capacity) {
+  const gcvm_u32 gid = GCVM_GROUP_ID() * GCVM_GROUP_SIZE + GCVM_LOCAL_ID();
+  gcvm_u32 v = tops[gid];
+  while (v != GCVM_DFS_EMPTY) {
+    const gcvm_u32 slot = GCVM_ATOMIC_ADD(out, 1u);
+    if (slot >= capacity) return;
+    out[1u + slot] = v;
+    const gcvm_u32 next = storage[v];
+    v = next == GCVM_DFS_BOTTOM ? GCVM_DFS_EMPTY : next;
   }
 }
 

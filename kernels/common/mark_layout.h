@@ -95,6 +95,8 @@
 /* Launches between two host checks, at most, and the ring of per-launch counters. */
 #define GCVM_DFS_MAX_LAUNCH_BATCH 64
 #define GCVM_DFS_LAUNCH_RING 128
+/* Pending objects the fallback gather hands to the CPU, at most (more: no fallback). */
+#define GCVM_DFS_GATHER_CAPACITY 65536u
 
 #define GCVM_DFS_STATE_PENDING 0 /* pending[RING]: threads left with work by launch L */
 #define GCVM_DFS_STATE_POOL_COUNT (GCVM_DFS_STATE_PENDING + GCVM_DFS_LAUNCH_RING)

@@ -51,6 +51,10 @@ struct DfsRunArgs {
 
 cudaError_t launch_dfs_run(const DfsRunArgs& args, cudaStream_t stream);
 
+/// The fallback gather (gcvm_dfs_gather) over the `groups` groups of the run launches.
+cudaError_t launch_dfs_gather(const std::uint32_t* storage, const std::uint32_t* tops, std::uint32_t* out,
+                              std::uint32_t capacity, std::uint32_t groups, cudaStream_t stream);
+
 /// Groups of GCVM_GROUP_SIZE threads of the DFS run kernel that fit on one SM.
 int dfs_run_groups_per_sm();
 

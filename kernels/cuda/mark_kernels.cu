@@ -114,6 +114,11 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
                wide_threshold, pool_slots, chunk_edges, rounds_per_launch, steps, &shared);
 }
 
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    dfs_gather_kernel(const gcvm_u32* storage, const gcvm_u32* tops, gcvm_u32* out, gcvm_u32 capacity) {
+  gcvm_dfs_gather(storage, tops, out, capacity);
+}
+
 }  // namespace
 
 cudaError_t launch_dfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
@@ -128,6 +133,12 @@ cudaError_t launch_dfs_run(const DfsRunArgs& a, cudaStream_t stream) {
       reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.storage, a.tops, a.pool,
       reinterpret_cast<gcvm_u64*>(a.chunk_table), a.state, a.launch, a.flags, a.local_cap, a.wide_threshold,
       a.pool_slots, a.chunk_edges, a.rounds_per_launch, a.steps);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_dfs_gather(const std::uint32_t* storage, const std::uint32_t* tops, std::uint32_t* out,
+                              std::uint32_t capacity, std::uint32_t groups, cudaStream_t stream) {
+  dfs_gather_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(storage, tops, out, capacity);
   return cudaGetLastError();
 }
 

@@ -58,3 +58,8 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
   gcvm_dfs_run(begin, degree, edges, marks, storage, tops, pool, chunk_table, state, launch, flags, local_cap,
                wide_threshold, pool_slots, chunk_edges, rounds_per_launch, steps, &shared);
 }
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_dfs_gather_kernel(
+    __global const uint* storage, __global const uint* tops, __global uint* out, uint capacity) {
+  gcvm_dfs_gather(storage, tops, out, capacity);
+}

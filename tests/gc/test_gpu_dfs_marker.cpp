@@ -57,11 +57,15 @@ std::vector<GcOptions> ablation_grid() {
 }
 
 /// Grids and pools that stress the balancing paths: more groups than run at once,
-/// one slot (most donations fail), tiny wide threshold (every object is wide).
+/// one slot (most donations fail), tiny wide threshold (every object is wide); short
+/// launches with the CPU fallback off, on by default, and on at every check (a
+/// threshold above the thread count: the gather then walks many stacks).
 std::vector<GcOptions> stress_grid() {
-  return {options({{"groups", "1"}, {"steps", "1"}}), options({{"groups", "5"}, {"pool", "1"}, {"rounds", "1"}}),
+  return {options({{"groups", "1"}, {"steps", "1"}}),
+          options({{"groups", "5"}, {"pool", "1"}, {"rounds", "1"}, {"fallback", "off"}}),
           options({{"groups", "3"}, {"wide", "1"}, {"local-stack", "1"}, {"chunk", "3"}}),
-          options({{"groups", "2"}, {"launches-per-check", "1"}, {"pool", "3"}, {"wide", "3"}, {"rounds", "2"}}),
+          options({{"groups", "2"}, {"launches-per-check", "1"}, {"pool", "3"}, {"wide", "3"}, {"rounds", "2"},
+                   {"fallback", "100000:0"}}),
           options({{"groups", "4"}, {"chunk", "off"}, {"rounds", "3"}, {"vector", "off"}})};
 }
 
@@ -140,6 +144,14 @@ TEST_CASE("gpu-dfs option parsing rejects what it does not know") {
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"chunk", "-1"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"launches-per-check", "65"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"offsets", "prefix"}}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"fallback", "20"}}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"fallback", "0:1"}}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"fallback", "20:"}}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"fallback", "on"}}), "auto"), ConfigError);
+  CHECK(GpuDfsMarkerOptions::parse(options({{"fallback", "off"}}), "auto").fallback_threshold == 0);
+  const auto fb = GpuDfsMarkerOptions::parse(options({{"fallback", "7:3"}}), "auto");
+  CHECK(fb.fallback_threshold == 7);
+  CHECK(fb.fallback_min_launches == 3);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse({}, "vulkan"), ConfigError);
   const auto o = GpuDfsMarkerOptions::parse(
       options({{"atomics", "plain"}, {"local-stack", "off"}, {"balance", "off"}, {"vector", "off"}, {"groups", "7"}}),
@@ -208,7 +220,8 @@ TEST_CASE("gpu-dfs reports its statistics; stack storage is one word per object 
     double stack_bytes[2] = {0, 0};
     int i = 0;
     for (const char* groups : {"1", "6"}) {
-      GpuDfsMarker marker(GpuDfsMarkerOptions::parse(options({{"groups", groups}, {"pool", "16"}}), device));
+      GpuDfsMarker marker(
+          GpuDfsMarkerOptions::parse(options({{"groups", groups}, {"pool", "16"}, {"fallback", "off"}}), device));
       MarkBitmap marks;
       const MarkStats stats = marker.mark({built.heap->graph(), roots, blocks}, marks);
       CHECK(detail(stats, "kernel_ms") >= 0);
@@ -216,6 +229,7 @@ TEST_CASE("gpu-dfs reports its statistics; stack storage is one word per object 
       CHECK(detail(stats, "sync_full") == 1);
       CHECK(detail(stats, "device_bytes") >= detail(stats, "stack_peak_bytes"));
       CHECK(detail(stats, "launches") >= 1);
+      CHECK(detail(stats, "fallback_launch") == -1);
       stack_bytes[i++] = detail(stats, "stack_peak_bytes");
     }
     // The ablation switches show in the statistics.
@@ -241,7 +255,8 @@ TEST_CASE("gpu-dfs reports its statistics; stack storage is one word per object 
 TEST_CASE("gpu-dfs through the Collector stays exact while the heap mutates between collections") {
   for (const std::string& device : all_devices()) {
     for (const GcOptions& opts :
-         {GcOptions{}, options({{"groups", "3"}, {"local-stack", "2"}, {"wide", "4"}, {"chunk", "2"}, {"rounds", "4"}})}) {
+         {GcOptions{}, options({{"groups", "3"}, {"local-stack", "2"}, {"wide", "4"}, {"chunk", "2"}, {"rounds", "4"}}),
+          options({{"groups", "2"}, {"rounds", "2"}, {"fallback", "off"}})}) {
       CAPTURE(device);
       CAPTURE(describe(opts));
       OddHeap h;
@@ -277,6 +292,38 @@ TEST_CASE("gpu-dfs through the Collector stays exact while the heap mutates betw
         if (kept_roots.size() > 2) kept_roots.erase(kept_roots.begin() + 1);
         kept_roots.push_back(live[rng() % live.size()]);
         h.roots = kept_roots;
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu-dfs hands narrow work to the CPU; marks and counts stay exact with the fallback on and off") {
+  const char* specs[] = {"list:20000", "lists:4x5000", "vp-list", "random:3000:3"};
+  std::vector<test::BuiltHeap> heaps;
+  for (const char* spec : specs) heaps.push_back(test::build(spec));
+  for (const std::string& device : all_devices()) {
+    CAPTURE(device);
+    // Short launches (4 rounds of 32 pops), so that a chain outlasts the first launch.
+    for (const char* fallback : {"off", "20:1", "4:3"}) {
+      CAPTURE(fallback);
+      GpuDfsMarker marker(GpuDfsMarkerOptions::parse(options({{"rounds", "4"}, {"fallback", fallback}}), device));
+      for (std::size_t i = 0; i < heaps.size(); ++i) {
+        CAPTURE(specs[i]);
+        const auto& h = heaps[i];
+        require_same_as_serial(marker, h.heap->graph(), h.builder->roots(), h.heap->blocks().high_water());
+      }
+      MarkBitmap marks;
+      const auto& list = heaps[0];
+      const MarkStats stats = marker.mark({list.heap->graph(), list.builder->roots(), list.heap->blocks().high_water()}, marks);
+      const double launch = detail(stats, "fallback_launch");
+      if (std::string(fallback) == "off") {
+        CHECK(launch == -1);
+        CHECK(detail(stats, "gpu_edges") == static_cast<double>(stats.edges_traversed));
+      } else {
+        // The list's one pending stack goes to the CPU after the minimum launches.
+        CHECK(launch == (std::string(fallback) == "4:3" ? 2 : 0));
+        CHECK(detail(stats, "fallback_objects") >= 1);
+        CHECK(detail(stats, "gpu_edges") < static_cast<double>(stats.edges_traversed));
       }
     }
   }

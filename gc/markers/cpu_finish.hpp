@@ -1,0 +1,21 @@
+// The CPU end of a GPU mark's fallback (gpu-bfs and gpu-dfs fallback=<threshold>:<min>):
+// when the device's remaining work is too narrow to keep a GPU busy, the marker
+// downloads the mark bitmap and the objects that are marked but not yet scanned (a
+// BFS level's queue, or the entries of the DFS threads' saved stacks) and finishes
+// here with a serial depth-first mark on the host CSR.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gc/marker.hpp"
+#include "heapgraph/object_id.hpp"
+
+namespace gcvm {
+
+/// Scans every object of `pending` (each must be marked in `out` and not yet scanned)
+/// and everything newly reachable from them, marking into `out`. Returns the non-null
+/// references traversed, so that GPU count + CPU count equals the serial marker's.
+std::uint64_t finish_mark_on_cpu(const MarkRequest& request, std::vector<ObjectId> pending, MarkBitmap& out);
+
+}  // namespace gcvm
