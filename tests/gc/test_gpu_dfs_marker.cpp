@@ -329,6 +329,26 @@ TEST_CASE("gpu-dfs hands narrow work to the CPU; marks and counts stay exact wit
   }
 }
 
+TEST_CASE("gpu-dfs keeps launching while the narrow stacks hold more than the gather can take") {
+  // One thread (balance=off) pushes all 100,000 targets of one array at once: its
+  // stack overflows the gather (GCVM_DFS_GATHER_CAPACITY entries) until enough
+  // launches of 64 rounds have popped it below that.
+  static_assert(GCVM_DFS_GATHER_CAPACITY < 100000, "the stack must start deeper than the gather's capacity");
+  auto built = test::build("wide:100000");
+  for (const std::string& device : all_devices()) {
+    CAPTURE(device);
+    GpuDfsMarker marker(
+        GpuDfsMarkerOptions::parse(options({{"balance", "off"}, {"groups", "1"}, {"rounds", "64"}}), device));
+    require_same_as_serial(marker, built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water());
+    MarkBitmap marks;
+    const MarkStats stats =
+        marker.mark({built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()}, marks);
+    CHECK(detail(stats, "fallback_gathers") >= 2);
+    CHECK(detail(stats, "fallback_launch") > 0);
+    CHECK(detail(stats, "fallback_objects") <= GCVM_DFS_GATHER_CAPACITY);
+  }
+}
+
 TEST_CASE("gpu-dfs: a named device that does not exist is an error, auto without a GPU falls back to the CPU") {
   CHECK_THROWS_AS(GpuDfsMarker(GpuDfsMarkerOptions::parse({}, "opencl:99")), DeviceError);
   bool has_gpu = false;
