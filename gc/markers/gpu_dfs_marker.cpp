@@ -93,6 +93,10 @@ MarkStats GpuDfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   });
 }
 
+namespace {
+constexpr std::uint32_t kFirstLaunchRounds = 16;
+}  // namespace
+
 MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request,
                                        MarkBitmap& out) {
   const Stopwatch clock;
@@ -128,7 +132,14 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   double gather_ms = 0;
   std::vector<ObjectId> pending;
   for (;;) {
-    for (std::uint32_t i = 0; i < batch; ++i) backend.launch_dfs_run(launched + i, launch);
+    for (std::uint32_t i = 0; i < batch; ++i) {
+      // Launch budgets ramp up (16, 32, ... rounds, up to `rounds`): a narrow mark (a
+      // list) is seen by the first host check after a few microseconds, not after a
+      // full launch, so the fallback can take it; a wide one loses a few short launches.
+      launch.rounds_per_launch = std::min<std::uint32_t>(
+          options_.rounds_per_launch, kFirstLaunchRounds << std::min<std::uint32_t>(launched + i, 16));
+      backend.launch_dfs_run(launched + i, launch);
+    }
     launched += batch;
     state = backend.read_dfs_state();
     ++host_checks;
