@@ -95,6 +95,7 @@ MarkStats GpuDfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
 
 namespace {
 constexpr std::uint32_t kFirstLaunchRounds = 16;
+constexpr std::size_t kNarrowStartRoots = 4096;
 }  // namespace
 
 MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request,
@@ -123,6 +124,7 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
 
   backend.timer_start();
   backend.launch_dfs_seed(static_cast<std::uint32_t>(request.roots.size()), launch);
+  const bool narrow_start = request.roots.size() < kNarrowStartRoots;
   std::uint32_t launched = 0;
   std::uint32_t batch = options_.launches_per_check != 0 ? options_.launches_per_check : 1;
   std::vector<std::uint32_t> state;
@@ -133,11 +135,14 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   std::vector<ObjectId> pending;
   for (;;) {
     for (std::uint32_t i = 0; i < batch; ++i) {
-      // Launch budgets ramp up (16, 32, ... rounds, up to `rounds`): a narrow mark (a
-      // list) is seen by the first host check after a few microseconds, not after a
-      // full launch, so the fallback can take it; a wide one loses a few short launches.
-      launch.rounds_per_launch = std::min<std::uint32_t>(
-          options_.rounds_per_launch, kFirstLaunchRounds << std::min<std::uint32_t>(launched + i, 16));
+      // From few roots, launch budgets ramp up (16, 32, ... rounds, up to `rounds`):
+      // a narrow mark (a list) is seen by the first host check after a few
+      // microseconds, not after a full launch, so the fallback can take it. Many roots
+      // (a wide start) get full launches from the first.
+      launch.rounds_per_launch =
+          narrow_start ? std::min<std::uint32_t>(options_.rounds_per_launch,
+                                                 kFirstLaunchRounds << std::min<std::uint32_t>(launched + i, 16))
+                       : options_.rounds_per_launch;
       backend.launch_dfs_run(launched + i, launch);
     }
     launched += batch;
