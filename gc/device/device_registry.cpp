@@ -1,7 +1,5 @@
 #include "gc/device/device_registry.hpp"
 
-#include <charconv>
-
 #include "gc/gc_options.hpp"
 #if GCVM_HAVE_CUDA
 #include "gc/device/cuda_backend.hpp"
@@ -20,11 +18,10 @@ DeviceSelector parse_device_selector(const std::string& text) {
   if (!known) throw ConfigError("--device=" + text + " is not a device; use auto, cuda or opencl, optionally :N");
   if (colon != std::string::npos) {
     const std::string number = text.substr(colon + 1);
-    unsigned index = 0;
-    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), index);
-    if (selector.automatic() || number.empty() || error != std::errc() || end != number.data() + number.size())
+    const auto index = parse_gc_count(number);
+    if (selector.automatic() || !index)
       throw ConfigError("--device=" + text + " is not a device; use auto, cuda or opencl, optionally :N");
-    selector.index = index;
+    selector.index = *index;
   }
   return selector;
 }

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 
 #include "gc/markers/cpu_finish.hpp"
@@ -18,13 +17,6 @@ constexpr const char* kAccepted =
     "offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, fallback=<threshold>:<min-levels>|off, "
     "sms=all|<n>|split, levels-per-check=auto|<n>";
 
-std::optional<std::uint32_t> parse_u32(std::string_view text) {
-  std::uint32_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
   if (option.value == "off") return false;
@@ -32,8 +24,8 @@ bool parse_switch(const GcOption& option) {
 }
 
 std::uint32_t parse_count(const GcOption& option, std::string_view text, std::uint32_t min) {
-  const auto value = parse_u32(text);
-  if (!value || *value < min) reject_gc_option("gpu-bfs", option, kAccepted);
+  const auto value = parse_gc_count(text, min);
+  if (!value) reject_gc_option("gpu-bfs", option, kAccepted);
   return *value;
 }
 

@@ -1,7 +1,6 @@
 #include "gc/markers/gpu_dfs_marker.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include "gc/markers/cpu_finish.hpp"
 #include "gc/stopwatch.hpp"
@@ -22,11 +21,9 @@ static_assert(GCVM_DFS_STATE_EDGES_LO % 2 == 0, "the 64-bit edge counter must be
 constexpr std::uint64_t kLocalStackBytesPerGroup = std::uint64_t{GCVM_DFS_LOCAL_MAX} * GCVM_GROUP_SIZE * 4;
 
 std::uint32_t parse_count(const GcOption& option, std::string_view text, std::uint32_t min, std::uint32_t max) {
-  std::uint32_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < min || value > max)
-    reject_gc_option("gpu-dfs", option, kAccepted);
-  return value;
+  const auto value = parse_gc_count(text, min, max);
+  if (!value) reject_gc_option("gpu-dfs", option, kAccepted);
+  return *value;
 }
 
 std::uint32_t parse_count(const GcOption& option, std::uint32_t min, std::uint32_t max) {

@@ -1,7 +1,6 @@
 #include "gc/markers/parallel_marker.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <thread>
 
@@ -36,12 +35,9 @@ ParallelMarkerOptions ParallelMarkerOptions::parse(const GcOptions& options, uns
   result.threads = threads;
   for (const GcOption& option : options) {
     if (option.key != "chunk") reject_gc_option("parallel", option, "chunk=<edges per work item, >= 1>");
-    std::uint32_t value = 0;
-    const char* end = option.value.data() + option.value.size();
-    const auto [ptr, ec] = std::from_chars(option.value.data(), end, value);
-    if (ec != std::errc() || ptr != end || value == 0)
-      throw ConfigError("--gc-opt chunk=" + option.value + ": expected a number of edges from 1 to 4294967295");
-    result.chunk = value;
+    const auto value = parse_gc_count(option.value, 1);
+    if (!value) throw ConfigError("--gc-opt chunk=" + option.value + ": expected a number of edges from 1 to 4294967295");
+    result.chunk = *value;
   }
   return result;
 }
