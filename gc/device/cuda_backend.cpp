@@ -127,9 +127,7 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) override {
-    const std::uint64_t chunks = (vertices_ + GCVM_LANE_CHUNK - 1) / GCVM_LANE_CHUNK;
-    const auto table_chunks = static_cast<std::uint32_t>(chunks + 1);
-    const auto pool_chunks = static_cast<std::uint32_t>(chunks + launch.groups + 1);
+    const auto [table_chunks, pool_chunks] = lane_pool_size(vertices_, launch.groups);
     lane_pool_.reserve(std::uint64_t{pool_chunks} * GCVM_LANE_CHUNK * sizeof(std::uint32_t), "the lanes' queue pool");
     lane_tables_.reserve(std::uint64_t{table_chunks} * launch.groups * sizeof(std::uint32_t), "the lanes' chunk tables");
     check(cuda::launch_bfs_lanes(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gc/marker.hpp"
+#include "kernels/common/mark_layout.h"
 #include "heapgraph/object_id.hpp"
 
 namespace gcvm {
@@ -68,6 +69,18 @@ struct DfsLaunch {
   std::uint32_t steps = 1;           // objects a thread pops per round
   std::uint32_t groups = 0;          // work groups of every DFS launch of the collection
 };
+
+/// Sizes of lane mode's queue pool and per-lane chunk tables (mark_layout.h,
+/// GCVM_LANE_CHUNK): every object enters one lane's log once, and each lane leaves at
+/// most one chunk partly empty.
+struct LanePoolSize {
+  std::uint32_t table_chunks = 0;  // chunks one lane can own
+  std::uint32_t pool_chunks = 0;   // chunks in the shared pool
+};
+inline LanePoolSize lane_pool_size(std::uint64_t vertices, std::uint32_t lanes) {
+  const std::uint64_t chunks = (vertices + GCVM_LANE_CHUNK - 1) / GCVM_LANE_CHUNK;
+  return {static_cast<std::uint32_t>(chunks + 1), static_cast<std::uint32_t>(chunks + lanes + 1)};
+}
 
 /// One contiguous copy into a mirror array: `words` 32-bit words from offset
 /// `source` of the packed buffer to offset `destination` of the array.

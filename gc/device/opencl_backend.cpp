@@ -207,13 +207,10 @@ class OpenClBackend final : public DeviceBackend {
   }
 
   void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& l) override {
-    const BfsLaunch& launch = l;
-    const std::uint64_t chunks = (vertices_ + GCVM_LANE_CHUNK - 1) / GCVM_LANE_CHUNK;
-    const auto table_chunks = static_cast<std::uint32_t>(chunks + 1);
-    const auto pool_chunks = static_cast<std::uint32_t>(chunks + launch.groups + 1);
+    const auto [table_chunks, pool_chunks] = lane_pool_size(vertices_, l.groups);
     lane_pool_.reserve(context_, std::uint64_t{pool_chunks} * GCVM_LANE_CHUNK * sizeof(std::uint32_t),
                        "the lanes' queue pool");
-    lane_tables_.reserve(context_, std::uint64_t{table_chunks} * launch.groups * sizeof(std::uint32_t),
+    lane_tables_.reserve(context_, std::uint64_t{table_chunks} * l.groups * sizeof(std::uint32_t),
                          "the lanes' chunk tables");
     set_args(lanes_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), roots_.get(), root_count,
              lane_pool_.get(), lane_tables_.get(), pool_chunks, table_chunks, state_.get(), l.flags, l.wide_threshold);
