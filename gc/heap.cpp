@@ -23,7 +23,8 @@ Heap::Heap(HeapConfig config)
       limit_bytes_(config.limit_bytes == 0 ? std::uint64_t{kMaxBlocks} * kBlockBytes : config.limit_bytes),
       blocks_(shapes_, max_blocks_for(config.limit_bytes)),
       graph_(std::uint64_t{max_blocks_for(config.limit_bytes)} * kSlotsPerBlock, config.max_edges),
-      block_edge_base_(max_blocks_for(config.limit_bytes)) {}
+      block_edge_base_(max_blocks_for(config.limit_bytes)),
+      generations_(config.promotion_age != 0 ? std::make_unique<Generations>(config.promotion_age) : nullptr) {}
 
 Heap::~Heap() {
   for (std::uint32_t b = 0; b < blocks_.high_water(); ++b) {

@@ -12,6 +12,9 @@
 //   `store_element`, which write the heap and call RefGraph::record_store, so the graph
 //   is complete at all times (DESIGN.md 3). Rebuild mode skips the graph write; the
 //   collector calls `rebuild_graph()` before marking. `verify_graph()` compares.
+// - A generational heap (HeapConfig::promotion_age != 0) has Generations
+//   (gc/generations.hpp), and the same stores, in either mode, also call
+//   Generations::record_store: the remembered set's write barrier.
 // - used_bytes() = blocks in use * kBlockBytes + array element bytes <= limit_bytes().
 //   An allocation that would exceed the limit returns kNullRef and changes nothing;
 //   the caller decides to collect or report out of memory.
@@ -19,11 +22,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gc/block_allocator.hpp"
+#include "gc/generations.hpp"
 #include "gc/shape.hpp"
 #include "heapgraph/ref_graph.hpp"
 
@@ -36,6 +41,9 @@ struct HeapConfig {
   std::uint64_t limit_bytes = 0;
   RefGraphMode graph_mode = RefGraphMode::Barrier;
   std::uint64_t max_edges = RefGraph::kDefaultMaxEdges;
+  /// Nonzero: the heap keeps generations (the generational plan), promoting young
+  /// objects that survived this many collections.
+  std::uint32_t promotion_age = 0;
 };
 
 class Heap {
@@ -68,7 +76,7 @@ class Heap {
   ObjectId load_ref(ObjectId obj, std::uint32_t field) const { return *ref_field(obj, field); }
   void store_ref(ObjectId obj, std::uint32_t field, ObjectId target) {
     *ref_field(obj, field) = target;
-    if (config_.graph_mode == RefGraphMode::Barrier) graph_.record_store(obj, field, target);
+    barrier(obj, field, target);
   }
   std::uint64_t load_scalar(ObjectId obj, std::uint32_t field) const { return *scalar_field(obj, field); }
   void store_scalar(ObjectId obj, std::uint32_t field, std::uint64_t value) { *scalar_field(obj, field) = value; }
@@ -77,8 +85,7 @@ class Heap {
   ObjectId load_element(ObjectId array, std::uint64_t index) const { return ref_elements(array)[index]; }
   void store_element(ObjectId array, std::uint64_t index, ObjectId target) {
     ref_elements(array)[index] = target;
-    if (config_.graph_mode == RefGraphMode::Barrier)
-      graph_.record_store(array, static_cast<std::uint32_t>(index), target);
+    barrier(array, static_cast<std::uint32_t>(index), target);
   }
   std::uint64_t load_scalar_element(ObjectId array, std::uint64_t index) const { return scalar_elements(array)[index]; }
   void store_scalar_element(ObjectId array, std::uint64_t index, std::uint64_t value) {
@@ -91,7 +98,7 @@ class Heap {
   ObjectId load_ref_at(ObjectId obj, std::uint32_t offset) const { return *ref_at(obj, offset); }
   void store_ref_at(ObjectId obj, std::uint32_t field, std::uint32_t offset, ObjectId target) {
     *ref_at(obj, offset) = target;
-    if (config_.graph_mode == RefGraphMode::Barrier) graph_.record_store(obj, field, target);
+    barrier(obj, field, target);
   }
   std::uint64_t load_scalar_at(ObjectId obj, std::uint32_t offset) const { return *scalar_at(obj, offset); }
   void store_scalar_at(ObjectId obj, std::uint32_t offset, std::uint64_t value) { *scalar_at(obj, offset) = value; }
@@ -110,6 +117,9 @@ class Heap {
   RefGraph& graph() { return graph_; }
   const BlockAllocator& blocks() const { return blocks_; }
   RefGraphMode graph_mode() const { return config_.graph_mode; }
+  /// The generations of a generational heap; null otherwise.
+  Generations* generations() { return generations_.get(); }
+  const Generations* generations() const { return generations_.get(); }
   /// Rebuild mode: rewrites every live object's edges from its fields (only changed
   /// chunks become dirty).
   void rebuild_graph();
@@ -140,6 +150,11 @@ class Heap {
 
  private:
   [[noreturn]] static void reject_array_shape();
+  /// The write barrier of every reference store (after the heap write).
+  void barrier(ObjectId holder, std::uint32_t slot, ObjectId target) {
+    if (config_.graph_mode == RefGraphMode::Barrier) graph_.record_store(holder, slot, target);
+    if (generations_ != nullptr) generations_->record_store(holder, target);
+  }
   /// Slow path: a fresh block for `shape` (edge ranges reserved), then a slot in it.
   ObjectId allocate_in_new_block(ShapeId shape);
   ObjectId allocate_slot(ShapeId shape);
@@ -190,6 +205,7 @@ class Heap {
   BlockAllocator blocks_;
   RefGraph graph_;
   VirtualArray<EdgeIndex> block_edge_base_;
+  std::unique_ptr<Generations> generations_;
   std::uint64_t array_bytes_ = 0;
 };
 

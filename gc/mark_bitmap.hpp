@@ -3,9 +3,11 @@
 // words, so sweep is `alloc &= mark` per block.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "heapgraph/object_id.hpp"
@@ -16,6 +18,12 @@ class MarkBitmap {
  public:
   /// Clears the bitmap and sizes it for `blocks` blocks.
   void reset(std::uint32_t blocks) { words_.assign(blocks, 0); }
+  /// Sizes the bitmap for `blocks` blocks with the bits of `initial` set (words beyond
+  /// `initial` clear; `initial` no longer than `blocks`).
+  void reset(std::uint32_t blocks, std::span<const std::uint64_t> initial) {
+    words_.assign(blocks, 0);
+    std::copy(initial.begin(), initial.begin() + std::min<std::size_t>(initial.size(), blocks), words_.begin());
+  }
   std::uint32_t block_count() const { return static_cast<std::uint32_t>(words_.size()); }
 
   bool test(ObjectId id) const { return (words_[block_of(id)] >> slot_of(id)) & 1u; }
@@ -36,9 +44,10 @@ class MarkBitmap {
     return (word.fetch_or(bit, std::memory_order_relaxed) & bit) == 0;
   }
 
-  std::uint64_t count() const {
+  std::uint64_t count() const { return count_bits(words_); }
+  static std::uint64_t count_bits(std::span<const std::uint64_t> words) {
     std::uint64_t total = 0;
-    for (std::uint64_t w : words_) total += static_cast<std::uint64_t>(std::popcount(w));
+    for (std::uint64_t w : words) total += static_cast<std::uint64_t>(std::popcount(w));
     return total;
   }
   std::vector<std::uint64_t>& words() { return words_; }

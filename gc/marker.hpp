@@ -6,7 +6,12 @@
 //
 // Contract (invariant 4): for the same input, every marker with every option sets
 // exactly the bits the serial marker sets, and reports the same `marked_objects` and
-// `edges_traversed` (non-null references read from marked objects). A marker that
+// `edges_traversed` (non-null references read from the objects it marked).
+//
+// Pre-marked objects (a young collection's mature objects, gc/generations.hpp): the
+// bits of `premarked` are set in `out` from the start, so a marker never marks nor
+// scans those objects, and a root or reference to one ends there. `marked_objects`
+// counts only the objects the marker marked; `out` holds both. A marker that
 // fails (device error) throws MarkError and leaves no partial result in `out`.
 //
 // Every marker is written the same way (copy SerialMarker to start a new one):
@@ -37,6 +42,9 @@ struct MarkRequest {
   /// 5), or null when unknown. A device marker consumes and clears it; CPU markers
   /// ignore it.
   DirtyRanges* dirty = nullptr;
+  /// Objects to treat as marked and not to scan, one word per block as in MarkBitmap
+  /// (at most block_count words; missing words are 0). Empty for a full mark.
+  std::span<const std::uint64_t> premarked = {};
 };
 
 struct MarkStats {

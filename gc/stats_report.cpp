@@ -11,6 +11,7 @@ nlohmann::json collection_json(const CollectionStats& s) {
   for (const auto& [key, value] : s.mark.details) details[key] = value;
   return {
       {"index", s.index},
+      {"kind", kind_name(s.kind)},
       {"reason", s.reason},
       {"collector", s.collector},
       {"objects_before", s.sweep.objects_before},
@@ -26,6 +27,12 @@ nlohmann::json collection_json(const CollectionStats& s) {
       {"pause_ms", s.pause_ms},
       {"verify_ms", s.verify_ms},
       {"mark_details", details},
+      {"generational", s.generational},
+      {"remembered_objects", s.remembered_objects},
+      {"remembered_roots", s.remembered_roots},
+      {"survivors", s.survivors},
+      {"promoted_objects", s.promoted_objects},
+      {"mature_objects", s.mature_objects},
   };
 }
 

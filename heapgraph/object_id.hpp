@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace gcvm {
 
@@ -25,6 +26,10 @@ constexpr std::uint32_t block_of(ObjectId id) { return id >> kSlotBits; }
 constexpr std::uint32_t slot_of(ObjectId id) { return id & (kSlotsPerBlock - 1); }
 constexpr ObjectId make_object_id(std::uint32_t block, std::uint32_t slot) {
   return (block << kSlotBits) | slot;
+}
+/// "id (block b slot s)", for messages about one object.
+inline std::string object_id_text(ObjectId id) {
+  return std::to_string(id) + " (block " + std::to_string(block_of(id)) + " slot " + std::to_string(slot_of(id)) + ")";
 }
 
 }  // namespace gcvm

@@ -99,11 +99,16 @@ class CudaBackend final : public DeviceBackend {
     check(cudaStreamSynchronize(stream_), "patching the reference graph");
   }
 
-  void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words) override {
+  void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
+                  std::span<const std::uint64_t> premarked) override {
     roots_.reserve(std::max<std::size_t>(roots.size(), 1) * sizeof(ObjectId), "the roots");
     marks_.reserve(std::max<std::uint64_t>(mark_words, 1) * sizeof(std::uint32_t), "the mark bitmap");
     copy_in(roots_.as<void>(), roots.data(), roots.size_bytes());
-    check(cudaMemsetAsync(marks_.as<void>(), 0, mark_words * sizeof(std::uint32_t), stream_), "clearing the mark bitmap");
+    const std::uint64_t bytes = mark_words * sizeof(std::uint32_t);
+    const std::uint64_t premarked_bytes = std::min<std::uint64_t>(premarked.size_bytes(), bytes);
+    copy_in(marks_.as<void>(), premarked.data(), premarked_bytes);
+    check(cudaMemsetAsync(marks_.as<std::byte>() + premarked_bytes, 0, bytes - premarked_bytes, stream_),
+          "clearing the mark bitmap");
     std::array<std::uint32_t, GCVM_STATE_WORDS> state{};
     state[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
     copy_in(state_.as<void>(), state.data(), sizeof(state));

@@ -113,9 +113,11 @@ class DeviceBackend {
   virtual void patch_graph(const MirrorPatch& patch) = 0;
 
   // --- one collection ---
-  /// Uploads the roots and clears the mark bitmap (`mark_words` 32-bit words) and
-  /// the level state.
-  virtual void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words) = 0;
+  /// Uploads the roots, sets the mark bitmap (`mark_words` 32-bit words) to
+  /// `premarked` (64-bit words, MarkRequest::premarked; zero beyond it) and clears the
+  /// level state.
+  virtual void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
+                          std::span<const std::uint64_t> premarked) = 0;
   virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;
   virtual void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) = 0;
   /// Lane mode (sms=split): `launch.groups` independent BFS lanes over slices of the

@@ -182,11 +182,13 @@ class OpenClBackend final : public DeviceBackend {
     check(clFinish(queue_), "patching the reference graph");
   }
 
-  void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words) override {
+  void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
+                  std::span<const std::uint64_t> premarked) override {
     roots_.reserve(context_, roots.size_bytes(), "the roots");
     marks_.reserve(context_, mark_words * sizeof(std::uint32_t), "the mark bitmap");
     write(roots_, roots.data(), roots.size_bytes());
     fill(marks_, 0u, mark_words, "clearing the mark bitmap");
+    write(marks_, premarked.data(), std::min<std::uint64_t>(premarked.size_bytes(), mark_words * sizeof(std::uint32_t)));
     std::array<std::uint32_t, GCVM_STATE_WORDS> state{};
     state[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
     write(state_, state.data(), sizeof(state));

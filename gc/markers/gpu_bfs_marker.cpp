@@ -93,7 +93,7 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
 
   const std::uint64_t mark_words = std::uint64_t{request.block_count} * 2;
   const Stopwatch roots_clock;
-  backend.begin_mark(request.roots, mark_words);
+  backend.begin_mark(request.roots, mark_words, request.premarked);
   const double roots_ms = roots_clock.elapsed_ms();
 
   backend.timer_start();
@@ -144,7 +144,7 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
     fallback_ms = fallback_clock.elapsed_ms();
   }
 
-  stats.marked_objects = out.count();
+  stats.marked_objects = out.count() - MarkBitmap::count_bits(request.premarked);
   stats.edges_traversed = gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
   const std::uint32_t levels = state[GCVM_STATE_LEVELS_RUN];

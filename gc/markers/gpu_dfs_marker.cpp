@@ -115,7 +115,7 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
 
   const std::uint64_t mark_words = std::uint64_t{request.block_count} * 2;
   const Stopwatch roots_clock;
-  backend.begin_mark(request.roots, mark_words);
+  backend.begin_mark(request.roots, mark_words, request.premarked);
   backend.begin_dfs(mirror.vertices(), threads, launch.pool_slots);
   const double roots_ms = roots_clock.elapsed_ms();
 
@@ -183,7 +183,7 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
     fallback_ms = fallback_clock.elapsed_ms();
   }
 
-  stats.marked_objects = out.count();
+  stats.marked_objects = out.count() - MarkBitmap::count_bits(request.premarked);
   stats.edges_traversed = gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
   const std::uint64_t local_bytes = options_.local_stack != 0 ? kLocalStackBytesPerGroup * launch.groups : 0;

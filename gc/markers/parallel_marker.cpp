@@ -51,7 +51,7 @@ ParallelMarker::~ParallelMarker() = default;
 
 MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   const Stopwatch clock;
-  out.reset(request.block_count);
+  out.reset(request.block_count, request.premarked);
   idle_.store(0, std::memory_order_relaxed);
   for (auto& s : stats_) s = {};
   if (pool_.size() == 1)

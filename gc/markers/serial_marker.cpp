@@ -11,7 +11,7 @@ SerialMarkerOptions SerialMarkerOptions::parse(const GcOptions& options) {
 
 MarkStats SerialMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   const Stopwatch clock;
-  out.reset(request.block_count);
+  out.reset(request.block_count, request.premarked);
   const std::uint64_t* begin = request.graph.begin_data();
   const std::uint32_t* degree = request.graph.degree_data();
   const ObjectId* edges = request.graph.edge_data();

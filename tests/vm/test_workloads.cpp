@@ -92,6 +92,28 @@ TEST_CASE("every workload prints its expected output under every collector and g
   }
 }
 
+TEST_CASE("every workload prints its expected output under --plan=generational with every marker") {
+  // A 64K nursery makes every workload collect young; promotion at the first survival
+  // with a low full trigger also makes the larger ones collect full, with the graph
+  // rebuilt, so the remembered set is exercised in both graph modes.
+  for (const auto& program : workloads()) {
+    const std::string source = read_file(program);
+    const std::string expected = expected_output(program);
+    const std::string heap = header(source, "heap");
+    const std::string base = "run " + program.string() + (heap.empty() ? "" : " --heap=" + heap) +
+                             " --plan=generational --nursery=64K --verify-heap --stats=json";
+    const std::string args = " -- " + header(source, "args");
+    for (const std::string& collector : collector_flags()) {
+      for (const char* mode : {"", " --promotion-age=1 --full-trigger=30 --refgraph=rebuild"}) {
+        const auto stats = run_expecting(base + collector + mode + args, expected);
+        CHECK(stats["plan"] == "generational");
+        CHECK(stats["pauses"]["young"]["count"].get<int>() + stats["pauses"]["full"]["count"].get<int>() ==
+              stats["collection_count"].get<int>());
+      }
+    }
+  }
+}
+
 #if GCVM_HAVE_BOEHM
 TEST_CASE("every workload prints its expected output under --gc=boehm with 1 and 2 markers") {
   // libgc objects carry a header word and 16-byte granules, and libgc needs room to

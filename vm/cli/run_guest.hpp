@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -36,6 +37,13 @@ struct RunArgs {
   bool verify = false;
   bool gc_log = false;
   std::string record_trace;
+  std::string plan = "marksweep";
+  std::string nursery;        // empty: the policy's default
+  std::uint32_t promotion_age = 0;  // 0: the policy's default
+  std::uint32_t full_trigger = 0;   // 0: the policy's default
+  /// The generational plan's options from --plan and its flags; nullopt for mark-sweep.
+  /// Throws UsageError for a flag of the generational plan under --plan=marksweep.
+  std::optional<GenerationalOptions> generational() const;
 };
 
 /// Runs the guest on `binding` and reports; with a RecordingSoaHeapBinding, also ends
@@ -50,6 +58,7 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
   vm::RunFacts facts;
   facts.program = args.program;
   facts.collector = std::string(binding.collector_name());
+  if constexpr (requires { binding.plan_name(); }) facts.plan = std::string(binding.plan_name());
   if constexpr (requires { Binding::kRefGraph; })
     facts.refgraph = Binding::kRefGraph;  // a binding without gcvm's reference graph says so
   else
@@ -89,7 +98,7 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
 
 /// `gcvm run` with --record-trace=args.record_trace (run_recording.cpp).
 int run_recording(const RunArgs& args, const vm::Module& module, HeapConfig config, std::unique_ptr<Marker> marker,
-                  const std::vector<std::int64_t>& guest_args);
+                  const std::vector<std::int64_t>& guest_args, std::optional<GenerationalOptions> generational);
 
 #if GCVM_HAVE_BOEHM
 /// `gcvm run --gc=boehm` (run_boehm.cpp): the guest in libgc's heap, capped at

@@ -7,9 +7,9 @@
 namespace gcvm::cli {
 
 int run_recording(const RunArgs& args, const vm::Module& module, HeapConfig config, std::unique_ptr<Marker> marker,
-                  const std::vector<std::int64_t>& guest_args) {
+                  const std::vector<std::int64_t>& guest_args, std::optional<GenerationalOptions> generational) {
   trace::TraceWriter writer(args.record_trace);
-  vm::RecordingSoaHeapBinding binding(config, std::move(marker), args.verify, writer);
+  vm::RecordingSoaHeapBinding binding(config, std::move(marker), args.verify, writer, generational);
   return run_on(args, module, binding, guest_args);
 }
 

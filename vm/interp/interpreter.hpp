@@ -12,8 +12,9 @@
 //   raise errors), the loop saves its registers into `top_`, so the root enumeration
 //   and the guest stack trace see every frame. Roots are exactly the stack maps and
 //   reference globals (call_stack.hpp); nothing is scanned conservatively.
-// - Allocation: the binding's fast path; on kNull, one full collection ("heap full")
-//   and a retry; still kNull is out of memory (GuestFailure::OutOfMemory).
+// - Allocation: the binding's fast path; on kNull, a collection ("heap full") and a
+//   retry, repeated while the binding says a fuller collection may help (after a young
+//   one); still kNull is out of memory (GuestFailure::OutOfMemory).
 // - A binding that may collect inside an allocation (Binding::kCollectsInAllocation:
 //   libgc) gets the registers saved before every allocation and a root source
 //   (attach_roots) reporting the same precise roots, for as long as the interpreter lives.
@@ -102,16 +103,24 @@ class Interpreter {
     return roots_;
   }
   void collect(const char* reason) { heap_.collect(roots(), reason); }
+  /// Collects and retries `allocate` until it succeeds or a full collection did not help.
+  template <typename Allocate>
+  Ref collect_and_retry(Allocate&& allocate) {
+    Ref r = Binding::kNull;
+    do {
+      collect("heap full");
+      r = allocate();
+    } while (r == Binding::kNull && heap_.full_collection_may_help());
+    return r;
+  }
   Ref allocate_slow(std::uint32_t cls) {
-    collect("heap full");
-    const Ref r = heap_.allocate(classes_[cls]);
+    const Ref r = collect_and_retry([&] { return heap_.allocate(classes_[cls]); });
     if (r == Binding::kNull) out_of_memory("a " + m_.classes[cls].name);
     return r;
   }
   Ref allocate_array_slow(bool is_ref, std::int64_t length) {
     if (length < 0) fail(fmt::format("negative array length {}", length));
-    collect("heap full");
-    const Ref r = heap_.allocate_array(is_ref, static_cast<std::uint64_t>(length));
+    const Ref r = collect_and_retry([&] { return heap_.allocate_array(is_ref, static_cast<std::uint64_t>(length)); });
     if (r == Binding::kNull) out_of_memory(fmt::format("an array of {} {}", length, is_ref ? "references" : "scalars"));
     return r;
   }

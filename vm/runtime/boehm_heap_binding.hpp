@@ -117,6 +117,8 @@ class BoehmHeapBinding {
   /// A full libgc collection (GC_gcollect). `roots` are what the attached source
   /// reports at this point; libgc takes them from there.
   const CollectionStats& collect(std::span<const Ref> roots, std::string reason);
+  /// libgc's collections are always full.
+  bool full_collection_may_help() const { return false; }
   std::function<void(const CollectionStats&)> on_collection;
 
   std::uint64_t used_bytes() const { return BoehmHeap::in_use_bytes(); }

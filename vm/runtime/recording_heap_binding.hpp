@@ -16,7 +16,9 @@
 //     they changed since the last one, then the collection point. Reasons are single
 //     words in a trace, so "heap full" is recorded as "heap-full".
 // Replaying the trace therefore collects at the same points from the same roots, and
-// every collector marks and frees what the recorded run did.
+// every collector marks and frees what the recorded run did. Under the generational
+// plan the trace has the same collection points, each replayed as a full collection
+// (a trace does not record generations), so a replay frees at least what the run did.
 #pragma once
 
 #include <algorithm>
@@ -33,8 +35,9 @@ namespace gcvm::vm {
 class RecordingSoaHeapBinding : public SoaHeapBinding {
  public:
   /// `writer` must outlive the binding; call finish() once at the end of the run.
-  RecordingSoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify, trace::TraceWriter& writer)
-      : SoaHeapBinding(config, std::move(marker), verify), recorder_(heap(), writer) {}
+  RecordingSoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify, trace::TraceWriter& writer,
+                          std::optional<GenerationalOptions> generational = std::nullopt)
+      : SoaHeapBinding(config, std::move(marker), verify, generational), recorder_(heap(), writer) {}
 
   Ref allocate(ClassHandle cls) {
     const Ref ref = SoaHeapBinding::allocate(cls);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "gc/stats_report.hpp"
 
@@ -32,14 +33,49 @@ Totals totals(const std::vector<CollectionStats>& collections) {
   return t;
 }
 
+std::string histogram_text(const PauseHistogram& h) {
+  return fmt::format("{} collection{}, pause total {:.3f} ms, p50 {:.3f}, p90 {:.3f}, max {:.3f} ms", h.count,
+                     h.count == 1 ? "" : "s", h.total_ms, h.p50_ms, h.p90_ms, h.max_ms);
+}
+
 }  // namespace
+
+nlohmann::json PauseHistogram::json() const {
+  return {{"count", count}, {"total_ms", total_ms}, {"p50_ms", p50_ms}, {"p90_ms", p90_ms}, {"max_ms", max_ms}};
+}
+
+PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, std::optional<CollectionKind> kind) {
+  std::vector<double> pauses;
+  PauseHistogram h;
+  for (const CollectionStats& c : collections)
+    if (!kind || c.kind == *kind) {
+      pauses.push_back(c.pause_ms);
+      h.total_ms += c.pause_ms;
+    }
+  if (pauses.empty()) return h;
+  std::sort(pauses.begin(), pauses.end());
+  auto rank = [&](double p) {  // nearest rank: the smallest pause with at least p of them at or below it
+    const auto n = static_cast<double>(pauses.size());
+    return pauses[static_cast<std::size_t>(std::max(1.0, std::ceil(p * n))) - 1];
+  };
+  h.count = pauses.size();
+  h.p50_ms = rank(0.5);
+  h.p90_ms = rank(0.9);
+  h.max_ms = pauses.back();
+  return h;
+}
 
 std::string gc_log_line(const CollectionStats& s) {
   std::string parts = fmt::format("mark {:.3f} + sweep {:.3f}", s.mark.mark_ms, s.sweep.sweep_ms);
   if (s.rebuild_ms > 0) parts = fmt::format("rebuild {:.3f} + ", s.rebuild_ms) + parts;
-  return fmt::format("[gc {}] {}: {}->{}, marked {}, freed {}, {} edges, pause {:.3f} ms ({}){}\n", s.index, s.reason,
+  const std::string generations =
+      s.generational ? fmt::format(", survived {}, promoted {}, remembered {} ({} young targets), mature {}", s.survivors,
+                                   s.promoted_objects, s.remembered_objects, s.remembered_roots, s.mature_objects)
+                     : std::string();
+  return fmt::format("[gc {}{}] {}: {}->{}, marked {}, freed {}, {} edges{}, pause {:.3f} ms ({}){}\n", s.index,
+                     s.generational ? std::string(" ") + kind_name(s.kind) : std::string(), s.reason,
                      mib(s.heap_before_bytes), mib(s.heap_after_bytes), s.mark.marked_objects, s.sweep.freed_objects,
-                     s.mark.edges_traversed, s.pause_ms, parts,
+                     s.mark.edges_traversed, generations, s.pause_ms, parts,
                      s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string());
 }
 
@@ -54,8 +90,23 @@ std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& c
       f.allocated.objects, f.allocated.arrays, f.allocated.bytes / 1048576.0, collections.size(),
       collections.size() == 1 ? "" : "s", t.pause_ms, t.max_pause_ms, t.mark_ms, t.sweep_ms,
       t.rebuild_ms > 0 ? fmt::format(" + rebuild {:.3f} ms", t.rebuild_ms) : std::string());
+  text += "  pauses: " + histogram_text(pause_histogram(collections)) + "\n";
+  if (f.plan == "generational") {
+    const PauseHistogram young = pause_histogram(collections, CollectionKind::Young);
+    const PauseHistogram full = pause_histogram(collections, CollectionKind::Full);
+    std::uint64_t promoted = 0;
+    for (const CollectionStats& c : collections) promoted += c.promoted_objects;
+    text += fmt::format("  plan generational: young {}\n                    full  {}\n", histogram_text(young),
+                        histogram_text(full));
+    text += fmt::format("  young per full collection: {}, objects promoted: {}\n",
+                        full.count > 0 ? fmt::format("{:.1f}", static_cast<double>(young.count) / full.count)
+                                       : std::string("no full collection"),
+                        promoted);
+  }
   if (t.verify_ms > 0)
-    text += fmt::format("  verified every collection ({:.3f} ms): graph matches heap, marks match serial\n", t.verify_ms);
+    text += fmt::format("  verified every collection ({:.3f} ms): graph matches heap, marks match serial{}\n", t.verify_ms,
+                        f.plan == "generational" ? ", remembered set complete, young collections free nothing reachable"
+                                                 : "");
   return text;
 }
 
@@ -63,10 +114,18 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
   const Totals t = totals(collections);
   nlohmann::json list = nlohmann::json::array();
   for (const CollectionStats& c : collections) list.push_back(collection_json(c));
+  const PauseHistogram young = pause_histogram(collections, CollectionKind::Young);
+  const PauseHistogram full = pause_histogram(collections, CollectionKind::Full);
+  std::uint64_t promoted = 0;
+  for (const CollectionStats& c : collections) promoted += c.promoted_objects;
   return {
       {"command", "run"},
       {"program", f.program},
       {"collector", f.collector},
+      {"plan", f.plan},
+      {"pauses", {{"all", pause_histogram(collections).json()}, {"young", young.json()}, {"full", full.json()}}},
+      {"young_per_full", full.count > 0 ? nlohmann::json(static_cast<double>(young.count) / full.count) : nlohmann::json()},
+      {"promoted_objects", promoted},
       {"refgraph", f.refgraph},
       {"exit_status", f.exit_status},
       {"run_ms", f.run_ms},

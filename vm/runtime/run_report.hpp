@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace gcvm::vm {
 struct RunFacts {
   std::string program;
   std::string collector;
+  std::string plan = "marksweep";  // marksweep | generational
   std::string refgraph;  // barrier | rebuild
   std::uint64_t heap_limit_bytes = 0;
   std::uint64_t heap_used_bytes = 0;  // at exit
@@ -25,7 +27,18 @@ struct RunFacts {
   int exit_status = 0;
 };
 
-/// "[gc N] reason: 12.0M->3.1M (64.0M), marked M, freed F, pause P ms (mark .. + sweep ..)".
+/// Pause times of a set of collections: count, total and nearest-rank percentiles.
+struct PauseHistogram {
+  std::uint64_t count = 0;
+  double total_ms = 0, p50_ms = 0, p90_ms = 0, max_ms = 0;
+  nlohmann::json json() const;
+};
+/// The histogram of the collections of `kind`, or of all of them.
+PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections,
+                               std::optional<CollectionKind> kind = std::nullopt);
+
+/// "[gc N] reason: 12.0M->3.1M (64.0M), marked M, freed F, pause P ms (mark .. + sweep ..)";
+/// "[gc N young] ..." with promotion and remembered-set figures on a generational heap.
 std::string gc_log_line(const CollectionStats& stats);
 
 /// Several lines: collections, total/max pause, mark/sweep split, allocation volume.

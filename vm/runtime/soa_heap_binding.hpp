@@ -13,7 +13,10 @@
 //                  interpreter then collects (it owns the roots) and retries once
 //   load_ref/store_ref, load_scalar/store_scalar      object fields, by FieldHandle
 //   array_length, load_element/store_element, load_scalar_element/store_scalar_element
-//   collect(roots, reason)   a full collection from exactly these roots
+//   collect(roots, reason)   a collection from exactly these roots (full, or under the
+//                  generational plan young or full as its policy decides)
+//   full_collection_may_help()  true if the last collection was partial (young), so
+//                  that an allocation that still fails should collect once more (full)
 //   used_bytes(), limit_bytes(), totals()                  heap statistics
 //   kCollectsInAllocation   true if allocate may collect (then also attach_roots(source))
 //
@@ -22,6 +25,10 @@
 // - store_ref and store_element are the only ways a reference enters the heap; they
 //   are gcvm's single write barrier (Heap::store_ref / Heap::store_element), so in
 //   barrier mode the CSR is current at every collection (DESIGN.md 3).
+// - The plan is mark-sweep (every collection full) or generational
+//   (gc/generational_policy.hpp): allocation then also spends a nursery budget, and
+//   returns kNull when it is spent, so the interpreter stops at a collection point
+//   exactly as for a full heap; collect() asks the policy which collection to run.
 // - Allocation, reference stores and collections each happen in exactly one function
 //   here; RecordingSoaHeapBinding (recording_heap_binding.hpp) wraps exactly these to
 //   record a heap trace, so this binding has no tracing code at all.
@@ -30,11 +37,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "gc/collector.hpp"
+#include "gc/generational_policy.hpp"
 #include "gc/heap.hpp"
 #include "gc/marker.hpp"
 
@@ -62,7 +71,10 @@ class SoaHeapBinding {
   /// Collections happen only in collect(), never inside an allocation.
   static constexpr bool kCollectsInAllocation = false;
 
-  SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify);
+  /// With `generational`, the generational plan (config.promotion_age is set from it);
+  /// else mark-sweep. Throws std::invalid_argument for generational options out of range.
+  SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify,
+                 std::optional<GenerationalOptions> generational = std::nullopt);
 
   ClassHandle register_class(std::uint32_t ref_fields, std::uint32_t scalar_fields);
   FieldHandle field_handle(ClassHandle cls, bool is_ref, std::uint32_t index) const {
@@ -71,18 +83,25 @@ class SoaHeapBinding {
   }
 
   Ref allocate(ClassHandle cls) {
+    if (nursery_used_ >= nursery_limit_) [[unlikely]]
+      return nursery_spent();
     const ObjectId id = heap_.allocate(cls);
     if (id == kNullRef) return kNull;
     ++totals_.objects;
     totals_.bytes += object_bytes_[cls];
+    nursery_used_ += slot_bytes_[cls];
     return id;
   }
   Ref allocate_array(bool is_ref, std::uint64_t length) {
     if (length > Heap::kMaxArrayLength) return kNull;
+    if (nursery_used_ >= nursery_limit_) [[unlikely]]
+      return nursery_spent();
     const ObjectId id = is_ref ? heap_.allocate_ref_array(length) : heap_.allocate_scalar_array(length);
     if (id == kNullRef) return kNull;
     ++totals_.arrays;
-    totals_.bytes += kArrayHeaderBytes + length * (is_ref ? sizeof(ObjectId) : 8);
+    const std::uint64_t element_bytes = length * (is_ref ? sizeof(ObjectId) : 8);
+    totals_.bytes += kArrayHeaderBytes + element_bytes;
+    nursery_used_ += kArraySlotBytes + element_bytes;
     return id;
   }
 
@@ -103,8 +122,15 @@ class SoaHeapBinding {
     heap_.store_scalar_element(id(array), index, value);
   }
 
-  /// A full collection; `on_collection` (if set) sees its statistics.
+  /// A collection (full, or what the generational policy decides); `on_collection` (if
+  /// set) sees its statistics.
   const CollectionStats& collect(std::span<const Ref> roots, std::string reason);
+  bool full_collection_may_help() const {
+    return !collections_.empty() && collections_.back().kind == CollectionKind::Young;
+  }
+  /// "marksweep" or "generational".
+  std::string_view plan_name() const { return policy_ ? "generational" : "marksweep"; }
+  const GenerationalPolicy* policy() const { return policy_ ? &*policy_ : nullptr; }
   std::function<void(const CollectionStats&)> on_collection;
 
   std::uint64_t used_bytes() const { return heap_.used_bytes(); }
@@ -116,10 +142,21 @@ class SoaHeapBinding {
 
  private:
   static ObjectId id(Ref ref) { return static_cast<ObjectId>(ref); }
+  /// An array header's slot in the heap (array shapes fill 64 slots per block).
+  static constexpr std::uint64_t kArraySlotBytes = kBlockBytes / 64;
+  Ref nursery_spent() {
+    nursery_spent_ = true;
+    return kNull;
+  }
 
   Heap heap_;
   Collector collector_;
+  std::optional<GenerationalPolicy> policy_;
   std::vector<std::uint64_t> object_bytes_;  // by ShapeId
+  std::vector<std::uint64_t> slot_bytes_;    // by ShapeId: heap bytes of one slot
+  std::uint64_t nursery_used_ = 0;            // heap bytes allocated since the last collection
+  std::uint64_t nursery_limit_ = UINT64_MAX;  // the nursery (generational plan)
+  bool nursery_spent_ = false;                // the mutator stopped on the nursery budget
   std::vector<ObjectId> root_ids_;
   std::vector<CollectionStats> collections_;
   AllocationTotals totals_;
