@@ -4,9 +4,10 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench dfs-bench markers-bench" SANITIZERS="memcheck racecheck synccheck"
+#   STAGES="build test sanitize bench dfs-bench markers-bench gen-bench" SANITIZERS="memcheck racecheck synccheck"
 #   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
-#   BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3"
+#   SANITIZE_DFS_ARGS="-tc=*fallback*" SANITIZE_GEN_ARGS="-tc=*property*" (doctest arguments)
+#   BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3" GEN_BENCH_ARGS="--reps=1"
 #   bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +54,8 @@ fi
 
 if has sanitize; then
   for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
-    for suite in "test_gc -tc=${SANITIZE_BFS_CASES:-*gpu-bfs*} -tce=*random*" "test_gpu_dfs ${SANITIZE_DFS_ARGS:-}"; do
+    for suite in "test_gc -tc=${SANITIZE_BFS_CASES:-*gpu-bfs*} -tce=*random*" "test_gpu_dfs ${SANITIZE_DFS_ARGS:-}" \
+                 "test_generational ${SANITIZE_GEN_ARGS:-}"; do
       start=$SECONDS
       name=${suite%% *}
       log="$out/sanitizer-$tool-$name.log"
@@ -82,6 +84,13 @@ if has markers-bench; then
   start=$SECONDS
   "$build/bench/bench_markers" ${MARKERS_BENCH_ARGS:---runs 3 --threads 1,2,4,8,16 --boehm-markers 16} 2>&1 | tee "$out/bench_markers.log"
   note "bench_markers" "done ($((SECONDS - start)) s)"
+fi
+
+if has gen-bench; then
+  start=$SECONDS
+  # shellcheck disable=SC2086
+  bash bench/bench_vm_generational.sh --build="$build" --device=cuda:0 ${GEN_BENCH_ARGS:-} 2>&1 | tee "$out/bench_vm_generational.log"
+  note "bench_vm_generational ${GEN_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
 fi
 
 if has probe && [ -d probe ]; then
