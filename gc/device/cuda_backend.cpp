@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstring>
 
 #include "kernels/common/mark_layout.h"
 #include "kernels/cuda/launchers.hpp"
@@ -52,6 +54,71 @@ class DeviceBuffer {
  private:
   void* data_ = nullptr;
   std::size_t capacity_ = 0;
+};
+
+/// Host-to-device copies through pinned memory. cudaMemcpyAsync from pageable memory
+/// reached only 0.7-1.9 GB/s for the mirror's uploads on the H100 host
+/// (docs/PERFORMANCE.md), so a large copy goes through two pinned chunks instead: the
+/// host fills one while the copy engine drains the other. Small copies, and every copy
+/// if pinned memory cannot be had, go directly.
+class PinnedStaging {
+ public:
+  static constexpr std::size_t kChunkBytes = std::size_t{8} << 20;
+  static constexpr std::size_t kDirectBelow = std::size_t{256} << 10;
+
+  PinnedStaging() = default;
+  PinnedStaging(const PinnedStaging&) = delete;
+  PinnedStaging& operator=(const PinnedStaging&) = delete;
+  ~PinnedStaging() { release(); }
+
+  /// Enqueues the copy on `stream`; `from` may be reused when this returns.
+  void copy(void* to, const void* from, std::size_t bytes, cudaStream_t stream) {
+    if (bytes < kDirectBelow || !ready()) {
+      check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream), "a host-to-device copy");
+      return;
+    }
+    std::size_t i = 0;
+    for (std::size_t done = 0; done < bytes; done += kChunkBytes, i ^= 1) {
+      const std::size_t n = std::min(kChunkBytes, bytes - done);
+      check(cudaEventSynchronize(drained_[i]), "a staged host-to-device copy");  // chunk i is free again
+      std::memcpy(chunks_[i], static_cast<const std::byte*>(from) + done, n);
+      check(cudaMemcpyAsync(static_cast<std::byte*>(to) + done, chunks_[i], n, cudaMemcpyHostToDevice, stream),
+            "a staged host-to-device copy");
+      check(cudaEventRecord(drained_[i], stream), "a staged host-to-device copy");
+    }
+  }
+
+ private:
+  bool ready() {
+    if (tried_) return usable_;
+    tried_ = true;
+    for (std::size_t i = 0; i < 2; ++i)
+      if (cudaMallocHost(&chunks_[i], kChunkBytes) != cudaSuccess ||
+          cudaEventCreateWithFlags(&drained_[i], cudaEventDisableTiming) != cudaSuccess) {
+        cudaGetLastError();
+        release();
+        return false;
+      }
+    usable_ = true;
+    return true;
+  }
+  void release() {
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (drained_[i] != nullptr) {
+        cudaEventSynchronize(drained_[i]);
+        cudaEventDestroy(drained_[i]);
+      }
+      if (chunks_[i] != nullptr) cudaFreeHost(chunks_[i]);
+      drained_[i] = nullptr;
+      chunks_[i] = nullptr;
+    }
+    usable_ = false;
+  }
+
+  std::array<void*, 2> chunks_{};
+  std::array<cudaEvent_t, 2> drained_{};
+  bool tried_ = false;
+  bool usable_ = false;
 };
 
 class CudaBackend final : public DeviceBackend {
@@ -253,7 +320,7 @@ class CudaBackend final : public DeviceBackend {
 
  private:
   void copy_in(void* to, const void* from, std::size_t bytes) {
-    if (bytes != 0) check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_), "a host-to-device copy");
+    if (bytes != 0) staging_.copy(to, from, bytes, stream_);
   }
   void copy_out(void* to, const void* from, std::size_t bytes, const char* what) {
     if (bytes != 0) check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToHost, stream_), what);
@@ -272,6 +339,7 @@ class CudaBackend final : public DeviceBackend {
   DeviceInfo info_;
   int device_;
   cudaStream_t stream_ = nullptr;
+  PinnedStaging staging_;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
   DeviceBuffer begin_, degree_, edges_, marks_, roots_, state_, packed_;

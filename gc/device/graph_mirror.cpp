@@ -34,16 +34,23 @@ std::vector<IndexRange> with_growth(std::vector<IndexRange> ranges, std::uint64_
 
 }  // namespace
 
-MirrorPatch GraphMirror::build_patch(const RefGraph& graph, const DirtyRanges& dirty) const {
+GraphMirror::Changes GraphMirror::changes(const RefGraph& graph, const DirtyRanges& dirty) const {
+  Changes c;
+  c.vertices = with_growth(dirty.vertex_ranges(graph.vertex_count()), vertices_, graph.vertex_count());
+  c.edges = with_growth(dirty.edge_ranges(graph.edge_count()), edges_, graph.edge_count());
+  for (const IndexRange r : c.vertices) c.bytes += (r.end - r.begin) * kBytesPerVertex;
+  for (const IndexRange r : c.edges) c.bytes += (r.end - r.begin) * sizeof(ObjectId);
+  return c;
+}
+
+MirrorPatch GraphMirror::build_patch(const RefGraph& graph, const Changes& changes) const {
   MirrorPatch patch;
-  const std::uint64_t vertex_count = graph.vertex_count();
-  const std::uint64_t edge_count = graph.edge_count();
-  for (const IndexRange r : with_growth(dirty.vertex_ranges(vertex_count), vertices_, vertex_count)) {
+  patch.packed.reserve(changes.bytes / sizeof(std::uint32_t));
+  for (const IndexRange r : changes.vertices) {
     append_range(patch, patch.begin_ranges, graph.begin_data(), r);
     append_range(patch, patch.degree_ranges, graph.degree_data(), r);
   }
-  for (const IndexRange r : with_growth(dirty.edge_ranges(edge_count), edges_, edge_count))
-    append_range(patch, patch.edge_ranges, graph.edge_data(), r);
+  for (const IndexRange r : changes.edges) append_range(patch, patch.edge_ranges, graph.edge_data(), r);
   return patch;
 }
 
@@ -57,8 +64,10 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, DirtyRanges* dirty) {
   bool full = !kept || graph_ != &graph || dirty == nullptr;
   MirrorPatch patch;
   if (!full) {
-    patch = build_patch(graph, *dirty);
-    full = patch.packed.size() * sizeof(std::uint32_t) > full_bytes / 2;
+    // Decide from the ranges' sizes before packing anything.
+    const Changes changed = changes(graph, *dirty);
+    full = changed.bytes > full_bytes / 2;
+    if (!full) patch = build_patch(graph, changed);
   }
   if (full) {
     backend_.upload_graph(graph.begin_data(), graph.degree_data(), graph.edge_data(), vertex_count, edge_count);

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "gc/device/device_backend.hpp"
 #include "heapgraph/ref_graph.hpp"
@@ -40,7 +41,15 @@ class GraphMirror {
   std::uint64_t edges() const { return edges_; }
 
  private:
-  MirrorPatch build_patch(const RefGraph& graph, const DirtyRanges& dirty) const;
+  /// What a patch would copy: the dirty ranges plus what the graph grew by, and
+  /// their size in bytes.
+  struct Changes {
+    std::vector<IndexRange> vertices;
+    std::vector<IndexRange> edges;
+    std::uint64_t bytes = 0;
+  };
+  Changes changes(const RefGraph& graph, const DirtyRanges& dirty) const;
+  MirrorPatch build_patch(const RefGraph& graph, const Changes& changes) const;
 
   DeviceBackend& backend_;
   const RefGraph* graph_ = nullptr;  // the graph the device copy belongs to
