@@ -91,8 +91,11 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.verify_ms += check.elapsed_ms();
   }
 
+  // A small heap is swept faster than a pool wakes up (young collections of a small
+  // nursery, gc/generations.hpp); both sweeps leave the same heap.
   ThreadPool* pool = marker_->thread_pool();
-  stats.sweep = pool != nullptr ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
+  const bool parallel_sweep = pool != nullptr && heap_.blocks().high_water() >= kParallelSweepMinBlocks;
+  stats.sweep = parallel_sweep ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
   if (generations != nullptr) {
     const Generations::Outcome outcome = generations->after_collection(heap_.graph(), marks_);
     stats.survivors = outcome.survivors;

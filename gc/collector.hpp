@@ -5,7 +5,8 @@
 // the graph against the heap; mark; (verify) check the marks independently
 // (mark_checker.hpp) and against the serial marker; sweep. A failed check throws
 // VerifyError before sweep, so a wrong mark never frees a live object. The sweep runs
-// on the marker's thread pool when it has one (sweep.hpp), else serially.
+// on the marker's thread pool when it has one and the heap has at least
+// kParallelSweepMinBlocks blocks (sweep.hpp), else serially.
 //
 // On a generational heap (gc/generations.hpp) a collection is young or full. A young
 // one marks from the roots plus the remembered set's young targets with every mature

@@ -33,6 +33,9 @@ struct SweepStats {
 
 /// Blocks one parallel sweep task covers (one claim of the shared counter).
 inline constexpr std::uint32_t kBlocksPerSweepTask = 1024;
+/// The Collector sweeps heaps of fewer blocks serially even when the marker has a pool:
+/// waking the pool costs more than sweeping them (8 tasks: 16 MiB of the default 2 KiB blocks).
+inline constexpr std::uint32_t kParallelSweepMinBlocks = 8 * kBlocksPerSweepTask;
 
 /// Frees every allocated object whose mark bit is clear. `marks` covers the heap.
 SweepStats sweep(Heap& heap, const MarkBitmap& marks);

@@ -54,8 +54,12 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   out.reset(request.block_count, request.premarked);
   idle_.store(0, std::memory_order_relaxed);
   for (auto& s : stats_) s = {};
+  prelude_ = {};
+  bool alone = false;
   if (pool_.size() == 1)
     run_worker<false>(0, request, out);
+  else if ((alone = mark_alone(request, out)))
+    stats_[0] = prelude_;
   else
     pool_.run([&](unsigned index) { run_worker<true>(index, request, out); });
   for (auto& w : workers_) w->deque.reclaim();
@@ -85,12 +89,74 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
       {"splits", static_cast<double>(total.splits)},
       {"steals", static_cast<double>(total.steals)},
       {"steal_attempts", static_cast<double>(total.steal_attempts)},
+      {"prelude_items", static_cast<double>(prelude_.items)},
+      {"pool_woken", pool_.size() > 1 && !alone ? 1.0 : 0.0},
       {"objects_per_thread_min", static_cast<double>(min_objects)},
       {"objects_per_thread_max", static_cast<double>(max_objects)},
       {"edges_per_thread_min", static_cast<double>(min_edges)},
       {"edges_per_thread_max", static_cast<double>(max_edges)},
   };
   return stats;
+}
+
+template <bool kConcurrent>
+void ParallelMarker::scan_item(Item item, const MarkRequest& request, WorkStealingDeque& deque, MarkThreadStats& s,
+                               MarkBitmap& out, std::uint64_t item_limit) {
+  const std::uint64_t* begin = request.graph.begin_data();
+  const std::uint32_t* degree = request.graph.degree_data();
+  const ObjectId* edges = request.graph.edge_data();
+  const std::uint32_t chunk = options_.chunk;
+  // Scans the item and then, without a deque round trip, the last child it marked.
+  for (;;) {
+    ++s.items;
+    const ObjectId v = item_object(item);
+    const std::uint32_t d = degree[v];
+    std::uint32_t from = item_first_edge(item), to = d;
+    if (d - from > chunk) {
+      to = from + chunk;
+      if (from == 0) {
+        ++s.splits;
+        for (std::uint64_t c = chunk; c < d; c += chunk) deque.push(make_item(v, static_cast<std::uint32_t>(c)));
+      }
+    }
+    const ObjectId* e = edges + begin[v] + from;
+    const ObjectId* end = edges + begin[v] + to;
+    ObjectId next = kNullRef;
+    for (; e != end; ++e) {
+      const ObjectId target = *e;
+      if (target == kNullRef) continue;
+      ++s.edges;
+      if (kConcurrent ? out.test_and_set_atomic(target) : out.test_and_set(target)) {
+        ++s.objects;
+        // Prefetch on grey (as libgc does): the object's CSR row is a random DRAM
+        // access, started now so it has arrived by the time the item is scanned.
+        __builtin_prefetch(begin + target);
+        __builtin_prefetch(degree + target);
+        if (next != kNullRef) deque.push(make_item(next, 0));
+        next = target;
+      }
+    }
+    if (next == kNullRef) return;
+    item = make_item(next, 0);
+    if (s.items >= item_limit) {  // the prelude's budget is spent: leave the chain to the pool
+      deque.push(item);
+      return;
+    }
+  }
+}
+
+bool ParallelMarker::mark_alone(const MarkRequest& request, MarkBitmap& out) {
+  WorkStealingDeque& deque = workers_[0]->deque;
+  prelude_ = {};
+  Item item = 0;
+  for (ObjectId root : request.roots) {
+    if (prelude_.items >= kPreludeItems) return false;  // the rest of the roots go to the pool's shares
+    if (root == kNullRef || !out.test_and_set(root)) continue;
+    ++prelude_.objects;
+    deque.push(make_item(root, 0));
+    while (prelude_.items < kPreludeItems && deque.pop(item)) scan_item<false>(item, request, deque, prelude_, out, kPreludeItems);
+  }
+  return deque.looks_empty();
 }
 
 template <bool kConcurrent>
@@ -104,12 +170,8 @@ void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, Mark
       return out.test_and_set(id);
   };
   WorkStealingDeque& deque = workers_[index]->deque;
-  const std::uint64_t* begin = request.graph.begin_data();
-  const std::uint32_t* degree = request.graph.degree_data();
-  const ObjectId* edges = request.graph.edge_data();
-  const std::uint32_t chunk = options_.chunk;
   const unsigned threads = pool_.size();
-  MarkThreadStats s;
+  MarkThreadStats s = index == 0 ? prelude_ : MarkThreadStats{};
   std::uint64_t rng = 0x9E3779B97F4A7C15ull * (index + 1);
 
   // This thread's share of the roots.
@@ -123,41 +185,7 @@ void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, Mark
     }
   }
 
-  // Scans one item and then, without a deque round trip, the last child it marked.
-  auto scan = [&](Item item) {
-    for (;;) {
-      ++s.items;
-      const ObjectId v = item_object(item);
-      const std::uint32_t d = degree[v];
-      std::uint32_t from = item_first_edge(item), to = d;
-      if (d - from > chunk) {
-        to = from + chunk;
-        if (from == 0) {
-          ++s.splits;
-          for (std::uint64_t c = chunk; c < d; c += chunk) deque.push(make_item(v, static_cast<std::uint32_t>(c)));
-        }
-      }
-      const ObjectId* e = edges + begin[v] + from;
-      const ObjectId* end = edges + begin[v] + to;
-      ObjectId next = kNullRef;
-      for (; e != end; ++e) {
-        const ObjectId target = *e;
-        if (target == kNullRef) continue;
-        ++s.edges;
-        if (test_and_set(target)) {
-          ++s.objects;
-          // Prefetch on grey (as libgc does): the object's CSR row is a random DRAM
-          // access, started now so it has arrived by the time the item is scanned.
-          __builtin_prefetch(begin + target);
-          __builtin_prefetch(degree + target);
-          if (next != kNullRef) deque.push(make_item(next, 0));
-          next = target;
-        }
-      }
-      if (next == kNullRef) return;
-      item = make_item(next, 0);
-    }
-  };
+  auto scan = [&](Item item) { scan_item<kConcurrent>(item, request, deque, s, out, UINT64_MAX); };
 
   Item item = 0;
   for (;;) {

@@ -16,6 +16,14 @@
 // steals the oldest work of others. Of the children an item marks, the last one is
 // scanned next without a deque round trip (linked lists never touch the deque).
 //
+// Small marks: before it wakes the pool, the calling thread marks alone (plain
+// test-and-set: no other thread runs yet), root after root, until it has scanned
+// kPreludeItems items. A mark that ends within that budget, such as most young
+// collections (gc/generations.hpp) or a small heap's, never wakes the pool, whose
+// wake-up and termination cost more than the whole mark. Otherwise the pool takes
+// over: what the caller had pending is in its deque, where the others steal it, and
+// the roots it did not reach are shared out as usual.
+//
 // Termination: a thread counts itself idle only after its own deque is empty and a
 // steal round found nothing; it leaves the idle state (uncounting itself) before it
 // steals again. Only active threads push, and only to their own deques, so when all
@@ -23,7 +31,7 @@
 // complete. No thread can leave that state, so every thread sees it and returns.
 //
 // Statistics (MarkStats::details): threads, chunk, the totals of items, chunk splits,
-// steals and steal attempts, and the per-thread minimum and maximum of objects scanned
+// steals and steal attempts, the prelude's items and whether the pool was woken, and the per-thread minimum and maximum of objects scanned
 // and edges traversed (balance at a glance); `thread_stats()` has every thread's row.
 #pragma once
 
@@ -61,6 +69,9 @@ struct MarkThreadStats {
 
 class ParallelMarker final : public Marker {
  public:
+  /// Items the caller scans alone before it wakes the pool.
+  static constexpr std::uint64_t kPreludeItems = 4096;
+
   explicit ParallelMarker(ParallelMarkerOptions options = {});
   ~ParallelMarker() override;
   std::string_view name() const override { return "parallel"; }
@@ -75,6 +86,14 @@ class ParallelMarker final : public Marker {
   struct Worker;
   template <bool kConcurrent>
   void run_worker(unsigned index, const MarkRequest& request, MarkBitmap& out);
+  /// Scans `item`, then the last child it marked, and so on down the chain, until a
+  /// scan marks nothing new or `stats.items` reaches `item_limit` (the rest of the
+  /// chain is then pushed).
+  template <bool kConcurrent>
+  void scan_item(WorkStealingDeque::Item item, const MarkRequest& request, WorkStealingDeque& deque,
+                 MarkThreadStats& stats, MarkBitmap& out, std::uint64_t item_limit);
+  /// The serial prelude on the caller (participant 0); true if it finished the mark.
+  bool mark_alone(const MarkRequest& request, MarkBitmap& out);
   bool steal_round(unsigned index, std::uint64_t& rng, MarkThreadStats& stats, WorkStealingDeque::Item& item);
   bool others_have_work(unsigned index) const;
 
@@ -82,6 +101,7 @@ class ParallelMarker final : public Marker {
   ThreadPool pool_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<MarkThreadStats> stats_;
+  MarkThreadStats prelude_;  // what the caller did alone before the pool ran
   alignas(64) std::atomic<unsigned> idle_{0};
 };
 

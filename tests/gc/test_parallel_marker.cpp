@@ -182,3 +182,31 @@ TEST_CASE("parallel marker: options and statistics") {
   CHECK(detail("objects_per_thread_max") <= static_cast<double>(stats.marked_objects));
   CHECK(detail("steals") <= detail("steal_attempts"));
 }
+
+TEST_CASE("parallel marker: a small mark ends on the calling thread, a large one wakes the pool") {
+  auto detail = [](const MarkStats& stats, const std::string& key) {
+    for (const auto& [k, v] : stats.details)
+      if (k == key) return v;
+    FAIL("missing detail " << key);
+    return 0.0;
+  };
+  ParallelMarker marker({.threads = 3, .chunk = 1024});
+  auto small = test::build("single");
+  MarkBitmap marks;
+  const MarkStats alone = marker.mark({small.heap->graph(), small.builder->roots(), small.heap->blocks().high_water()}, marks);
+  CHECK(detail(alone, "pool_woken") == 0);
+  CHECK(detail(alone, "prelude_items") == detail(alone, "items"));
+  require_same_as_serial(small, marker);
+
+  // A chain longer than the prelude's budget, and many roots beyond it: the pool takes
+  // over mid-chain and shares the roots the prelude did not reach.
+  for (const char* spec : {"list:100000", "lists:2000x10"}) {
+    CAPTURE(std::string(spec));
+    auto large = test::build(spec);
+    const MarkStats pooled =
+        marker.mark({large.heap->graph(), large.builder->roots(), large.heap->blocks().high_water()}, marks);
+    CHECK(detail(pooled, "pool_woken") == 1);
+    CHECK(detail(pooled, "prelude_items") == ParallelMarker::kPreludeItems);
+    require_same_as_serial(large, marker);
+  }
+}
