@@ -28,7 +28,10 @@ std::string levels_csv(const HeapShape& shape) {
   };
   for (std::size_t row = 0; row < rows; ++row) {
     out += fmt::format("{},{}", row, cell(shape.levels, row));
-    for (const auto& entry : shape.capped_levels) out += "," + cell(entry.second, row);
+    for (const auto& entry : shape.capped_levels) {
+      out += ',';
+      out += cell(entry.second, row);
+    }
     out += '\n';
   }
   return out;
