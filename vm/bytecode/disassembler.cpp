@@ -108,7 +108,10 @@ class Lister {
         out += fmt::format("  {:12} {:10} {} #{}\n", f.name, f.type, f.is_ref ? "ref" : "scalar", f.index);
     }
     for (const GlobalInfo& g : m_.globals) out += fmt::format("global @{}: {}{}\n", g.name, g.type, g.is_ref ? "  (ref)" : "");
-    for (const FunctionInfo& f : m_.functions) out += "\n" + function(f);
+    for (const FunctionInfo& f : m_.functions) {
+      out += '\n';
+      out += function(f);
+    }
     return out;
   }
 
