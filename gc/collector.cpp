@@ -41,7 +41,10 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   stats.reason = std::move(reason);
   stats.collector = std::string(marker_->name());
   stats.heap_before_bytes = heap_.used_bytes();
-  const std::string what = "collection " + std::to_string(stats.index) + (stats.generational ? std::string(" (") + kind_name(kind) + ")" : "");
+  auto what = [&] {  // names the collection in a VerifyError
+    return "collection " + std::to_string(stats.index) +
+           (stats.generational ? std::string(" (") + kind_name(kind) + ")" : std::string());
+  };
 
   if (heap_.graph_mode() == RefGraphMode::Rebuild) {
     const Stopwatch rebuild;
@@ -51,10 +54,10 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   if (verify_) {
     const Stopwatch check;
     if (const std::string report = heap_.verify_graph(); !report.empty())
-      throw VerifyError(what + ": reference graph differs from the heap:\n" + report);
+      throw VerifyError(what() + ": reference graph differs from the heap:\n" + report);
     if (generations != nullptr)
       if (const std::string report = generations->check_remembered_set(heap_.graph(), heap_.blocks()); !report.empty())
-        throw VerifyError(what + ": " + report);
+        throw VerifyError(what() + ": " + report);
     stats.verify_ms += check.elapsed_ms();
   }
 
@@ -74,18 +77,18 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     const Stopwatch check;
     if (const std::string problem = check_marks(heap_.graph(), heap_.blocks(), mark_roots, marks_, premarked);
         !problem.empty())
-      throw VerifyError(what + ": " + stats.collector + " marks are wrong: " + problem);
+      throw VerifyError(what() + ": " + stats.collector + " marks are wrong: " + problem);
     const MarkStats reference = reference_->mark(request, reference_marks_);
     if (!(reference_marks_ == marks_))
-      throw VerifyError(what + ": " + stats.collector + " marks differ from the serial marker's");
+      throw VerifyError(what() + ": " + stats.collector + " marks differ from the serial marker's");
     if (reference.marked_objects != stats.mark.marked_objects || reference.edges_traversed != stats.mark.edges_traversed)
-      throw VerifyError(what + ": " + stats.collector + " reports " + std::to_string(stats.mark.marked_objects) +
+      throw VerifyError(what() + ": " + stats.collector + " reports " + std::to_string(stats.mark.marked_objects) +
                         " marked / " + std::to_string(stats.mark.edges_traversed) + " edges, serial " +
                         std::to_string(reference.marked_objects) + " / " + std::to_string(reference.edges_traversed));
     if (kind == CollectionKind::Young) {
       reference_->mark({heap_.graph(), roots, heap_.blocks().high_water()}, full_marks_);
       if (const std::string lost = first_lost(full_marks_, marks_); !lost.empty())
-        throw VerifyError(what + ": object " + lost +
+        throw VerifyError(what() + ": object " + lost +
                           " is reachable (full serial mark) but the young collection would free it");
     }
     stats.verify_ms += check.elapsed_ms();
@@ -100,7 +103,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     const Generations::Outcome outcome = generations->after_collection(heap_.graph(), marks_);
     stats.survivors = outcome.survivors;
     stats.promoted_objects = outcome.promoted;
-    stats.mature_objects = generations->mature_objects();
+    stats.mature_objects = outcome.mature;
   }
   stats.heap_after_bytes = heap_.used_bytes();
   stats.pause_ms = pause.elapsed_ms() - stats.verify_ms;

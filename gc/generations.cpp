@@ -28,11 +28,7 @@ std::uint32_t Generations::age(ObjectId id) const {
   return a;
 }
 
-std::uint64_t Generations::mature_objects() const {
-  std::uint64_t total = 0;
-  for (std::uint64_t w : mature_) total += static_cast<std::uint64_t>(std::popcount(w));
-  return total;
-}
+std::uint64_t Generations::mature_objects() const { return MarkBitmap::count_bits(mature_); }
 
 void Generations::grow(std::size_t blocks) {
   if (blocks <= mature_.size()) return;
@@ -41,10 +37,10 @@ void Generations::grow(std::size_t blocks) {
   for (auto& plane : age_) plane.resize(blocks, 0);
 }
 
-bool Generations::references_young(const RefGraph& graph, ObjectId holder) const {
+ObjectId Generations::first_young_target(const RefGraph& graph, ObjectId holder) const {
   for (ObjectId t : graph.out_edges(holder))
-    if (t != kNullRef && !is_mature(t)) return true;
-  return false;
+    if (t != kNullRef && !is_mature(t)) return t;
+  return kNullRef;
 }
 
 void Generations::young_roots(const RefGraph& graph, std::span<const ObjectId> roots, std::vector<ObjectId>& out) const {
@@ -76,18 +72,21 @@ Generations::Outcome Generations::after_collection(const RefGraph& graph, const 
     std::uint64_t reached = survivors;
     for (std::uint32_t i = 0; i < kAgeBits; ++i)
       reached &= ((promotion_age_ >> i) & 1u) != 0 ? age_[i][b] : ~age_[i][b];
+    if (reached != 0) {
+      mature_[b] |= reached;
+      for (auto& plane : age_) plane[b] &= ~reached;
+      for_each_bit(b, reached, [&](ObjectId id) { candidates_.push_back(id); });
+    }
     outcome.survivors += static_cast<std::uint64_t>(std::popcount(survivors));
-    if (reached == 0) continue;
     outcome.promoted += static_cast<std::uint64_t>(std::popcount(reached));
-    mature_[b] |= reached;
-    for (auto& plane : age_) plane[b] &= ~reached;
-    for_each_bit(b, reached, [&](ObjectId id) { candidates_.push_back(id); });
+    outcome.mature += static_cast<std::uint64_t>(std::popcount(mature_[b]));
   }
 
   for (ObjectId holder : candidates_) {
     const std::uint32_t b = block_of(holder);
     const std::uint64_t bit = std::uint64_t{1} << slot_of(holder);
-    if ((mature_[b] & bit) == 0 || (remembered_[b] & bit) != 0 || !references_young(graph, holder)) continue;
+    if ((mature_[b] & bit) == 0 || (remembered_[b] & bit) != 0 || first_young_target(graph, holder) == kNullRef)
+      continue;
     remembered_[b] |= bit;
     remembered_list_.push_back(holder);
   }
@@ -95,8 +94,7 @@ Generations::Outcome Generations::after_collection(const RefGraph& graph, const 
 }
 
 std::string Generations::check_remembered_set(const RefGraph& graph, const BlockAllocator& blocks) const {
-  std::uint64_t remembered_bits = 0;
-  for (std::uint64_t w : remembered_) remembered_bits += static_cast<std::uint64_t>(std::popcount(w));
+  const std::uint64_t remembered_bits = MarkBitmap::count_bits(remembered_);
   if (remembered_bits != remembered_list_.size())
     return "remembered set lists " + std::to_string(remembered_list_.size()) + " objects, its bitmap " +
            std::to_string(remembered_bits);
@@ -108,14 +106,11 @@ std::string Generations::check_remembered_set(const RefGraph& graph, const Block
       return "remembered object " + object_id_text(make_object_id(b, static_cast<std::uint32_t>(std::countr_zero(stray)))) +
              " is not mature";
     std::string problem;
-    for_each_bit(b, mature_[b], [&](ObjectId holder) {
-      if (!problem.empty() || ((remembered_[b] >> slot_of(holder)) & 1u) != 0) return;
-      for (ObjectId t : graph.out_edges(holder))
-        if (t != kNullRef && !is_mature(t)) {
-          problem = "mature object " + object_id_text(holder) + " references young " + object_id_text(t) +
-                    " but is not in the remembered set";
-          return;
-        }
+    for_each_bit(b, mature_[b] & ~remembered_[b], [&](ObjectId holder) {
+      if (!problem.empty()) return;
+      if (const ObjectId young = first_young_target(graph, holder); young != kNullRef)
+        problem = "mature object " + object_id_text(holder) + " references young " + object_id_text(young) +
+                  " but is not in the remembered set";
     });
     if (!problem.empty()) return problem;
   }

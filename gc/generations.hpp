@@ -93,6 +93,7 @@ class Generations {
   struct Outcome {
     std::uint64_t survivors = 0;  // young objects that survived
     std::uint64_t promoted = 0;   // of them, promoted to mature
+    std::uint64_t mature = 0;     // mature objects after the collection
   };
   /// After the sweep of a collection (young or full) whose marks were `marks`:
   /// mature objects that died are forgotten, young survivors age by one and those that
@@ -106,7 +107,8 @@ class Generations {
 
  private:
   void grow(std::size_t blocks);
-  bool references_young(const RefGraph& graph, ObjectId holder) const;
+  /// The first young object `holder` references, or kNullRef.
+  ObjectId first_young_target(const RefGraph& graph, ObjectId holder) const;
 
   std::uint32_t promotion_age_;
   std::vector<std::uint64_t> mature_;

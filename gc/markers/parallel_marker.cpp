@@ -16,6 +16,17 @@ constexpr Item make_item(ObjectId object, std::uint32_t first_edge) { return (It
 constexpr ObjectId item_object(Item item) { return static_cast<ObjectId>(item); }
 constexpr std::uint32_t item_first_edge(Item item) { return static_cast<std::uint32_t>(item >> 32); }
 
+/// Sets `id`'s mark bit; true if this call set it. Alone (kConcurrent false: a pool of
+/// one, or the caller's prelude), the marker needs no atomic read-modify-write: one
+/// locked instruction per marked object is most of the cost of marking a linked list.
+template <bool kConcurrent>
+bool claim(MarkBitmap& out, ObjectId id) {
+  if constexpr (kConcurrent)
+    return out.test_and_set_atomic(id);
+  else
+    return out.test_and_set(id);
+}
+
 /// xorshift64: victim selection only needs to be cheap and differ between threads.
 std::uint64_t next_random(std::uint64_t& state) {
   state ^= state << 13;
@@ -126,7 +137,7 @@ void ParallelMarker::scan_item(Item item, const MarkRequest& request, WorkSteali
       const ObjectId target = *e;
       if (target == kNullRef) continue;
       ++s.edges;
-      if (kConcurrent ? out.test_and_set_atomic(target) : out.test_and_set(target)) {
+      if (claim<kConcurrent>(out, target)) {
         ++s.objects;
         // Prefetch on grey (as libgc does): the object's CSR row is a random DRAM
         // access, started now so it has arrived by the time the item is scanned.
@@ -147,28 +158,20 @@ void ParallelMarker::scan_item(Item item, const MarkRequest& request, WorkSteali
 
 bool ParallelMarker::mark_alone(const MarkRequest& request, MarkBitmap& out) {
   WorkStealingDeque& deque = workers_[0]->deque;
-  prelude_ = {};
   Item item = 0;
   for (ObjectId root : request.roots) {
     if (prelude_.items >= kPreludeItems) return false;  // the rest of the roots go to the pool's shares
-    if (root == kNullRef || !out.test_and_set(root)) continue;
+    if (root == kNullRef || !claim<false>(out, root)) continue;
     ++prelude_.objects;
     deque.push(make_item(root, 0));
-    while (prelude_.items < kPreludeItems && deque.pop(item)) scan_item<false>(item, request, deque, prelude_, out, kPreludeItems);
+    while (prelude_.items < kPreludeItems && deque.pop(item))
+      scan_item<false>(item, request, deque, prelude_, out, kPreludeItems);
   }
   return deque.looks_empty();
 }
 
 template <bool kConcurrent>
 void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, MarkBitmap& out) {
-  // Alone, the marker needs no atomic read-modify-write: one locked instruction per
-  // marked object is most of the cost of marking a linked list.
-  auto test_and_set = [&out](ObjectId id) {
-    if constexpr (kConcurrent)
-      return out.test_and_set_atomic(id);
-    else
-      return out.test_and_set(id);
-  };
   WorkStealingDeque& deque = workers_[index]->deque;
   const unsigned threads = pool_.size();
   MarkThreadStats s = index == 0 ? prelude_ : MarkThreadStats{};
@@ -179,7 +182,7 @@ void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, Mark
   const std::size_t first_root = roots * index / threads, last_root = roots * (index + 1) / threads;
   for (std::size_t r = first_root; r < last_root; ++r) {
     const ObjectId root = request.roots[r];
-    if (root != kNullRef && test_and_set(root)) {
+    if (root != kNullRef && claim<kConcurrent>(out, root)) {
       ++s.objects;
       deque.push(make_item(root, 0));
     }

@@ -92,7 +92,8 @@ class ParallelMarker final : public Marker {
   template <bool kConcurrent>
   void scan_item(WorkStealingDeque::Item item, const MarkRequest& request, WorkStealingDeque& deque,
                  MarkThreadStats& stats, MarkBitmap& out, std::uint64_t item_limit);
-  /// The serial prelude on the caller (participant 0); true if it finished the mark.
+  /// The serial prelude on the caller (participant 0), into prelude_ (which mark()
+  /// resets); true if it finished the mark.
   bool mark_alone(const MarkRequest& request, MarkBitmap& out);
   bool steal_round(unsigned index, std::uint64_t& rng, MarkThreadStats& stats, WorkStealingDeque::Item& item);
   bool others_have_work(unsigned index) const;

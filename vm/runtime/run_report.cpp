@@ -33,6 +33,24 @@ Totals totals(const std::vector<CollectionStats>& collections) {
   return t;
 }
 
+/// The generational plan's figures: young and full pauses, their ratio, promotions.
+struct GenerationalFigures {
+  PauseHistogram young, full;
+  std::uint64_t promoted = 0;
+  /// Young collections per full one; nullopt without a full collection.
+  std::optional<double> young_per_full() const {
+    if (full.count == 0) return std::nullopt;
+    return static_cast<double>(young.count) / static_cast<double>(full.count);
+  }
+};
+
+GenerationalFigures generational_figures(const std::vector<CollectionStats>& collections) {
+  GenerationalFigures g{pause_histogram(collections, CollectionKind::Young),
+                        pause_histogram(collections, CollectionKind::Full)};
+  for (const CollectionStats& c : collections) g.promoted += c.promoted_objects;
+  return g;
+}
+
 std::string histogram_text(const PauseHistogram& h) {
   return fmt::format("{} collection{}, pause total {:.3f} ms, p50 {:.3f}, p90 {:.3f}, max {:.3f} ms", h.count,
                      h.count == 1 ? "" : "s", h.total_ms, h.p50_ms, h.p90_ms, h.max_ms);
@@ -92,16 +110,12 @@ std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& c
       t.rebuild_ms > 0 ? fmt::format(" + rebuild {:.3f} ms", t.rebuild_ms) : std::string());
   text += "  pauses: " + histogram_text(pause_histogram(collections)) + "\n";
   if (f.plan == "generational") {
-    const PauseHistogram young = pause_histogram(collections, CollectionKind::Young);
-    const PauseHistogram full = pause_histogram(collections, CollectionKind::Full);
-    std::uint64_t promoted = 0;
-    for (const CollectionStats& c : collections) promoted += c.promoted_objects;
-    text += fmt::format("  plan generational: young {}\n                    full  {}\n", histogram_text(young),
-                        histogram_text(full));
+    const GenerationalFigures g = generational_figures(collections);
+    const auto ratio = g.young_per_full();
+    text += fmt::format("  plan generational: young {}\n                    full  {}\n", histogram_text(g.young),
+                        histogram_text(g.full));
     text += fmt::format("  young per full collection: {}, objects promoted: {}\n",
-                        full.count > 0 ? fmt::format("{:.1f}", static_cast<double>(young.count) / full.count)
-                                       : std::string("no full collection"),
-                        promoted);
+                        ratio ? fmt::format("{:.1f}", *ratio) : std::string("no full collection"), g.promoted);
   }
   if (t.verify_ms > 0)
     text += fmt::format("  verified every collection ({:.3f} ms): graph matches heap, marks match serial{}\n", t.verify_ms,
@@ -114,18 +128,16 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
   const Totals t = totals(collections);
   nlohmann::json list = nlohmann::json::array();
   for (const CollectionStats& c : collections) list.push_back(collection_json(c));
-  const PauseHistogram young = pause_histogram(collections, CollectionKind::Young);
-  const PauseHistogram full = pause_histogram(collections, CollectionKind::Full);
-  std::uint64_t promoted = 0;
-  for (const CollectionStats& c : collections) promoted += c.promoted_objects;
+  const GenerationalFigures g = generational_figures(collections);
+  const auto ratio = g.young_per_full();
   return {
       {"command", "run"},
       {"program", f.program},
       {"collector", f.collector},
       {"plan", f.plan},
-      {"pauses", {{"all", pause_histogram(collections).json()}, {"young", young.json()}, {"full", full.json()}}},
-      {"young_per_full", full.count > 0 ? nlohmann::json(static_cast<double>(young.count) / full.count) : nlohmann::json()},
-      {"promoted_objects", promoted},
+      {"pauses", {{"all", pause_histogram(collections).json()}, {"young", g.young.json()}, {"full", g.full.json()}}},
+      {"young_per_full", ratio ? nlohmann::json(*ratio) : nlohmann::json()},
+      {"promoted_objects", g.promoted},
       {"refgraph", f.refgraph},
       {"exit_status", f.exit_status},
       {"run_ms", f.run_ms},

@@ -10,7 +10,8 @@
 //   FieldHandle    what field_handle returns for one field of a registered class
 //   register_class(ref_fields, scalar_fields), field_handle(cls, is_ref, index)
 //   allocate(cls), allocate_array(is_ref, length)   kNull when the heap is full: the
-//                  interpreter then collects (it owns the roots) and retries once
+//                  interpreter then collects (it owns the roots) and retries, once
+//                  more after a young collection (full_collection_may_help)
 //   load_ref/store_ref, load_scalar/store_scalar      object fields, by FieldHandle
 //   array_length, load_element/store_element, load_scalar_element/store_scalar_element
 //   collect(roots, reason)   a collection from exactly these roots (full, or under the
