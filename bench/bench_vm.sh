@@ -33,7 +33,8 @@ seconds() {
   /usr/bin/time -f "%e %U %S" -o "$time_file" "$@" >/dev/null 2>"$stats_file"
   awk '{printf "%.2f %.2f\n", $1, $2 + $3}' "$time_file"
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+# shellcheck source=bench/vm_bench_lib.sh
+source bench/vm_bench_lib.sh
 json_field() { grep -o "\"$1\":[0-9.e+-]*" "$stats_file" | head -1 | cut -d: -f2; }
 
 echo "# gcvm bytecode VM benchmarks, $(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"

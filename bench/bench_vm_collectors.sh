@@ -62,11 +62,9 @@ out_file=$(mktemp)
 reference=$(mktemp)
 trap 'rm -f "$stats_file" "$time_file" "$out_file" "$reference"' EXIT
 
-# Top-level figures of the --stats=json object: its keys are sorted, so each of these
-# comes after the `collections` array and its last occurrence is the top-level one.
-json_last() { grep -o "\"$1\":[0-9.e+-]*" "$stats_file" | tail -1 | cut -d: -f2; }
+# shellcheck source=bench/vm_bench_lib.sh
+source bench/vm_bench_lib.sh
 census_ms() { grep -o '"census_ms":[0-9.e+-]*' "$stats_file" | cut -d: -f2 | awk '{s += $1} END {printf "%.1f", s}'; }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 # One run; prints "collections total_pause max_pause mark wall_s cpu_s census_ms".
 one_run() {
@@ -106,12 +104,7 @@ for p in "${programs[@]}"; do
   done
   for c in "${configs[@]}"; do
     read -r gc t <<<"$c"
-    cols=()
-    for i in 1 2 3 4 5 6 7; do
-      # shellcheck disable=SC2207
-      vals=($(printf '%s' "${runs[$c]}" | awk -v i="$i" 'NF {print $i}'))
-      cols+=("$(median "${vals[@]}")")
-    done
+    read -r -a cols <<<"$(column_medians "${runs[$c]}")"
     label="${t:--}"
     [[ -n "$t" && "$t" == "$cores" ]] && label="$t (all)"
     net=$(awk -v w="${cols[4]}" -v c="${cols[6]}" 'BEGIN {printf "%.2f", w - c / 1000}')

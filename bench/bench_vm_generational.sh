@@ -61,11 +61,10 @@ out_file=$(mktemp)
 reference=$(mktemp)
 trap 'rm -f "$stats_file" "$out_file" "$reference"' EXIT
 
-# Figures of the --stats=json object (keys sorted; the top-level ones come last).
-json_last() { grep -o "\"$1\":[0-9.e+-]*" "$stats_file" | tail -1 | cut -d: -f2; }
+# shellcheck source=bench/vm_bench_lib.sh
+source bench/vm_bench_lib.sh
 # A field of pauses.young / pauses.full (flat objects, no nested braces).
 pause_field() { grep -o "\"$1\":{[^}]*}" "$stats_file" | tail -1 | grep -o "\"$2\":[0-9.e+-]*" | cut -d: -f2; }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 # One run; prints "young full total_pause max_pause young_p50 young_p90 wall_ms".
 one_run() {
@@ -103,12 +102,7 @@ for p in "${programs[@]}"; do
   done
   for m in "${markers[@]}"; do
     for plan in marksweep generational; do
-      cols=()
-      for i in 1 2 3 4 5 6 7; do
-        # shellcheck disable=SC2207
-        vals=($(printf '%s' "${runs[$m $plan]}" | awk -v i="$i" 'NF {print $i}'))
-        cols+=("$(median "${vals[@]}")")
-      done
+      read -r -a cols <<<"$(column_medians "${runs[$m $plan]}")"
       ratio=$(awk -v y="${cols[0]}" -v f="${cols[1]}" 'BEGIN {if (f > 0) printf "%.1f", y / f; else print "-"}')
       printf '| %s %s | %s | %s | %s | %s | %s | %.1f | %.2f | %.3f | %.3f | %.0f |\n' "$program" "$args" "$m" "$plan" \
         "${cols[0]}" "${cols[1]}" "$ratio" "${cols[2]}" "${cols[3]}" "${cols[4]}" "${cols[5]}" "${cols[6]}"
