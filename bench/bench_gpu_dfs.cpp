@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "gc/heap.hpp"
-#include "gc/heap_materializer.hpp"
-#include "gc/marker_registry.hpp"
+#include "gc/heap/heap.hpp"
+#include "gc/heap/heap_materializer.hpp"
+#include "gc/markers/marker_registry.hpp"
 #include "gc/markers/gpu_bfs_marker.hpp"
 #include "gc/markers/gpu_dfs_marker.hpp"
 #include "gc/markers/serial_marker.hpp"

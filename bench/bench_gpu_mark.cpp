@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "gc/device/device_registry.hpp"
-#include "gc/heap.hpp"
-#include "gc/heap_materializer.hpp"
-#include "gc/marker_registry.hpp"
+#include "gc/heap/heap.hpp"
+#include "gc/heap/heap_materializer.hpp"
+#include "gc/markers/marker_registry.hpp"
 #include "gc/markers/serial_marker.hpp"
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "heapgraph/synthetic_heaps.hpp"
 

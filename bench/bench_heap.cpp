@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "gc/heap.hpp"
-#include "gc/heap_materializer.hpp"
+#include "gc/heap/heap.hpp"
+#include "gc/heap/heap_materializer.hpp"
 #include "gc/markers/serial_marker.hpp"
-#include "gc/stopwatch.hpp"
-#include "gc/sweep.hpp"
+#include "gc/util/stopwatch.hpp"
+#include "gc/heap/sweep.hpp"
 #include "heapgraph/synthetic_heaps.hpp"
 
 using namespace gcvm;

@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "gc/heap.hpp"
-#include "gc/heap_materializer.hpp"
+#include "gc/heap/heap.hpp"
+#include "gc/heap/heap_materializer.hpp"
 #include "gc/markers/parallel_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "heapgraph/synthetic_heaps.hpp"
 #if GCVM_HAVE_BOEHM

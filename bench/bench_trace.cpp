@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "heapgraph/random.hpp"
 #include "heapgraph/trace/crc32c.hpp"
 #include "heapgraph/trace/trace_reader.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "gc/boehm/boehm_heap.hpp"
-#include "gc/collector.hpp"
+#include "gc/plans/collector.hpp"
 
 namespace gcvm {
 

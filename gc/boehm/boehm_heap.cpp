@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "gc/heap_materializer.hpp"
-#include "gc/stopwatch.hpp"
+#include "gc/heap/heap_materializer.hpp"
+#include "gc/util/stopwatch.hpp"
 
 namespace gcvm {
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "gc/marker.hpp"
+#include "gc/markers/marker.hpp"
 #include "kernels/common/mark_layout.h"
 #include "heapgraph/object_id.hpp"
 

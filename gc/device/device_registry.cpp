@@ -1,6 +1,6 @@
 #include "gc/device/device_registry.hpp"
 
-#include "gc/gc_options.hpp"
+#include "gc/markers/gc_options.hpp"
 #if GCVM_HAVE_CUDA
 #include "gc/device/cuda_backend.hpp"
 #endif

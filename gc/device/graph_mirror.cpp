@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 
 namespace gcvm {
 

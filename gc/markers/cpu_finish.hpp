@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gc/marker.hpp"
+#include "gc/markers/marker.hpp"
 #include "heapgraph/object_id.hpp"
 
 namespace gcvm {

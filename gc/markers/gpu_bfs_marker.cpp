@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "gc/markers/cpu_finish.hpp"
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "kernels/common/mark_layout.h"
 
 namespace gcvm {

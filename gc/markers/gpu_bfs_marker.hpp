@@ -31,8 +31,8 @@
 #include <string>
 
 #include "gc/device/device_session.hpp"
-#include "gc/gc_options.hpp"
-#include "gc/marker.hpp"
+#include "gc/markers/gc_options.hpp"
+#include "gc/markers/marker.hpp"
 
 namespace gcvm {
 

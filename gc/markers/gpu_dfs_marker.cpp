@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "gc/markers/cpu_finish.hpp"
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "kernels/common/mark_layout.h"
 
 namespace gcvm {

@@ -67,8 +67,8 @@
 #include <string>
 
 #include "gc/device/device_session.hpp"
-#include "gc/gc_options.hpp"
-#include "gc/marker.hpp"
+#include "gc/markers/gc_options.hpp"
+#include "gc/markers/marker.hpp"
 #include "kernels/common/mark_layout.h"
 
 namespace gcvm {

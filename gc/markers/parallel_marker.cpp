@@ -4,7 +4,7 @@
 #include <chrono>
 #include <thread>
 
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 
 namespace gcvm {
 

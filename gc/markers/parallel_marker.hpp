@@ -19,7 +19,7 @@
 // Small marks: before it wakes the pool, the calling thread marks alone (plain
 // test-and-set: no other thread runs yet), root after root, until it has scanned
 // kPreludeItems items. A mark that ends within that budget, such as most young
-// collections (gc/generations.hpp) or a small heap's, never wakes the pool, whose
+// collections (gc/heap/generations.hpp) or a small heap's, never wakes the pool, whose
 // wake-up and termination cost more than the whole mark. Otherwise the pool takes
 // over: what the caller had pending is in its deque, where the others steal it, and
 // the roots it did not reach are shared out as usual.
@@ -40,10 +40,10 @@
 #include <memory>
 #include <vector>
 
-#include "gc/gc_options.hpp"
-#include "gc/marker.hpp"
+#include "gc/markers/gc_options.hpp"
+#include "gc/markers/marker.hpp"
 #include "gc/markers/work_stealing_deque.hpp"
-#include "gc/thread_pool.hpp"
+#include "gc/util/thread_pool.hpp"
 
 namespace gcvm {
 

@@ -1,6 +1,6 @@
 #include "gc/markers/serial_marker.hpp"
 
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 
 namespace gcvm {
 

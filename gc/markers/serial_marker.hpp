@@ -6,8 +6,8 @@
 // the stack never holds more than the number of reachable objects.
 #pragma once
 
-#include "gc/gc_options.hpp"
-#include "gc/marker.hpp"
+#include "gc/markers/gc_options.hpp"
+#include "gc/markers/marker.hpp"
 
 namespace gcvm {
 

@@ -1,7 +1,7 @@
 // How an imported object becomes a HeapSink object, shared by every importer.
 // Objects with at most kMaxImportedRefFields reference slots become plain objects
 // with their size approximated by up to kMaxImportedScalarWords 8-byte scalars, both
-// derived from the heap block size (GCVM_BLOCK_BYTES, the build option gc/shape.hpp
+// derived from the heap block size (GCVM_BLOCK_BYTES, the build option gc/heap/shape.hpp
 // uses) so that every such shape fits one block (256 refs + 64 words in 2 KiB blocks);
 // wider objects (and every reference array of the source VM) become reference arrays.
 #pragma once
@@ -20,7 +20,7 @@ namespace gcvm {
 inline constexpr std::uint64_t kImportBlockBytes = GCVM_BLOCK_BYTES;
 inline constexpr std::uint64_t kMaxImportedRefFields = kImportBlockBytes / 8;
 inline constexpr std::uint64_t kMaxImportedScalarWords = kImportBlockBytes / 32;
-// References are 4 bytes and scalars 8 in a heap object (gc/shape.hpp).
+// References are 4 bytes and scalars 8 in a heap object (gc/heap/shape.hpp).
 static_assert(kMaxImportedRefFields * 4 + kMaxImportedScalarWords * 8 <= kImportBlockBytes,
               "every imported plain object must fit one heap block");
 

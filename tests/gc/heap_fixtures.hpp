@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "gc/heap.hpp"
-#include "gc/heap_materializer.hpp"
+#include "gc/heap/heap.hpp"
+#include "gc/heap/heap_materializer.hpp"
 #include "heapgraph/adjacency_graph.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "heapgraph/synthetic_heaps.hpp"

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "gc/heap.hpp"
+#include "gc/heap/heap.hpp"
 
 namespace gcvm::test {
 

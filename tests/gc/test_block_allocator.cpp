@@ -5,7 +5,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "gc/block_allocator.hpp"
+#include "gc/heap/block_allocator.hpp"
 
 using namespace gcvm;
 

@@ -1,4 +1,4 @@
-// Generational collection (issue 8): the generations mechanism (gc/generations.hpp),
+// Generational collection (issue 8): the generations mechanism (gc/heap/generations.hpp),
 // young collections on every marker, and the plan's policy. The backbone is a property
 // test: a random mutator on a generational heap, young and full collections
 // interleaved, every collection checked by the Collector's --verify (graph, remembered
@@ -10,11 +10,11 @@
 #include <random>
 
 #include "device_fixtures.hpp"
-#include "gc/collector.hpp"
-#include "gc/generational_policy.hpp"
-#include "gc/generations.hpp"
-#include "gc/heap.hpp"
-#include "gc/marker_registry.hpp"
+#include "gc/plans/collector.hpp"
+#include "gc/plans/generational_policy.hpp"
+#include "gc/heap/generations.hpp"
+#include "gc/heap/heap.hpp"
+#include "gc/markers/marker_registry.hpp"
 #include "heap_mutator.hpp"
 
 using namespace gcvm;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "device_fixtures.hpp"
-#include "gc/collector.hpp"
+#include "gc/plans/collector.hpp"
 #include "gc/markers/gpu_bfs_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "heap_fixtures.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gc/collector.hpp"
+#include "gc/plans/collector.hpp"
 #include "gc/device/device_registry.hpp"
 #include "gc/markers/gpu_dfs_marker.hpp"
 #include "gc/markers/serial_marker.hpp"

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gc/heap.hpp"
+#include "gc/heap/heap.hpp"
 
 using namespace gcvm;
 

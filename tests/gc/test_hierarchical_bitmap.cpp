@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "gc/hierarchical_bitmap.hpp"
+#include "gc/heap/hierarchical_bitmap.hpp"
 
 using gcvm::HierarchicalBitmap;
 

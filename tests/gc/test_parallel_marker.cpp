@@ -2,8 +2,8 @@
 
 #include <thread>
 
-#include "gc/collector.hpp"
-#include "gc/mark_checker.hpp"
+#include "gc/plans/collector.hpp"
+#include "gc/markers/mark_checker.hpp"
 #include "gc/markers/parallel_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "heap_fixtures.hpp"

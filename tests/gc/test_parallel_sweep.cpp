@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "gc/heap_materializer.hpp"
+#include "gc/heap/heap_materializer.hpp"
 #include "gc/markers/serial_marker.hpp"
-#include "gc/sweep.hpp"
+#include "gc/heap/sweep.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "heapgraph/synthetic_heaps.hpp"
 #include "heap_mutator.hpp"

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "gc/mark_checker.hpp"
+#include "gc/markers/mark_checker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "heap_fixtures.hpp"
 

@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
 
-#include "gc/collector.hpp"
-#include "gc/mark_checker.hpp"
+#include "gc/plans/collector.hpp"
+#include "gc/markers/mark_checker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "heap_fixtures.hpp"
 #include "heap_mutator.hpp"

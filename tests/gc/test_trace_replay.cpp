@@ -2,9 +2,9 @@
 
 #include <sstream>
 
-#include "gc/heap_materializer.hpp"
-#include "gc/marker_registry.hpp"
-#include "gc/trace_replay.hpp"
+#include "gc/heap/heap_materializer.hpp"
+#include "gc/markers/marker_registry.hpp"
+#include "gc/trace/trace_replay.hpp"
 #include "heapgraph/adjacency_graph.hpp"
 #include "heapgraph/trace/trace_error.hpp"
 #include "heapgraph/trace/trace_heap_loader.hpp"

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "gc/collector.hpp"
+#include "gc/plans/collector.hpp"
 #include "gc/markers/serial_marker.hpp"
-#include "gc/trace_recorder.hpp"
+#include "gc/trace/trace_recorder.hpp"
 #include "heapgraph/random.hpp"
 
 namespace gcvm::test {

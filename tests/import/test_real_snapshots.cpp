@@ -19,9 +19,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "gc/collector.hpp"
-#include "gc/heap_materializer.hpp"
-#include "gc/marker_registry.hpp"
+#include "gc/plans/collector.hpp"
+#include "gc/heap/heap_materializer.hpp"
+#include "gc/markers/marker_registry.hpp"
 #include "heapgraph/adjacency_graph.hpp"
 #include "heapgraph/import/heap_import.hpp"
 #include "tests/import/snapshot_models.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gc/device/device_registry.hpp"
-#include "gc/marker_registry.hpp"
+#include "gc/markers/marker_registry.hpp"
 
 namespace gcvm::test {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli_runner.hpp"
-#include "gc/marker_registry.hpp"
+#include "gc/markers/marker_registry.hpp"
 #include "heapgraph/trace/trace_writer.hpp"
 
 using gcvm::test::line_count;

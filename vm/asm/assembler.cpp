@@ -8,7 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "gc/shape.hpp"
+#include "gc/heap/shape.hpp"
 #include "vm/asm/parser.hpp"
 #include "vm/bytecode/opcodes.hpp"
 

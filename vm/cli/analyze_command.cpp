@@ -14,7 +14,7 @@
 #include <fstream>
 #include <memory>
 
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "heapgraph/csr_graph.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "heapgraph/heap_shape.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gc/marker_registry.hpp"
+#include "gc/markers/marker_registry.hpp"
 
 namespace gcvm::cli {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "gc/collector.hpp"
+#include "gc/plans/collector.hpp"
 #include "gc/device/device_backend.hpp"
-#include "gc/gc_options.hpp"
-#include "gc/heap_materializer.hpp"
+#include "gc/markers/gc_options.hpp"
+#include "gc/heap/heap_materializer.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "vm/asm/diagnostics.hpp"
 #include "vm/cli/commands.hpp"

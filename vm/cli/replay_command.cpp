@@ -9,12 +9,12 @@
 #include <cstdio>
 #include <memory>
 
-#include "gc/collector.hpp"
-#include "gc/heap_materializer.hpp"
-#include "gc/marker_registry.hpp"
-#include "gc/stats_report.hpp"
-#include "gc/stopwatch.hpp"
-#include "gc/trace_replay.hpp"
+#include "gc/plans/collector.hpp"
+#include "gc/heap/heap_materializer.hpp"
+#include "gc/markers/marker_registry.hpp"
+#include "gc/plans/stats_report.hpp"
+#include "gc/util/stopwatch.hpp"
+#include "gc/trace/trace_replay.hpp"
 #include "heapgraph/import/heap_import.hpp"
 #include "heapgraph/trace/trace_reader.hpp"
 #include "vm/cli/collector_args.hpp"

@@ -15,7 +15,7 @@
 #include "vm/cli/commands.hpp"
 #include "vm/cli/run_guest.hpp"
 #include "vm/cli/size_arg.hpp"
-#include "gc/gc_options.hpp"
+#include "gc/markers/gc_options.hpp"
 
 namespace gcvm::cli {
 

@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "gc/stopwatch.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "vm/bytecode/module.hpp"
 #include "vm/cli/collector_args.hpp"
 #include "vm/cli/commands.hpp"

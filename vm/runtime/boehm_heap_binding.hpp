@@ -39,8 +39,8 @@
 #include <vector>
 
 #include "gc/boehm/boehm_heap.hpp"
-#include "gc/collector.hpp"
-#include "gc/heap_materializer.hpp"
+#include "gc/plans/collector.hpp"
+#include "gc/heap/heap_materializer.hpp"
 #include "vm/runtime/soa_heap_binding.hpp"
 
 namespace gcvm::vm {

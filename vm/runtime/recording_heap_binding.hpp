@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "gc/trace_recorder.hpp"
+#include "gc/trace/trace_recorder.hpp"
 #include "heapgraph/trace/trace_writer.hpp"
 #include "vm/runtime/soa_heap_binding.hpp"
 

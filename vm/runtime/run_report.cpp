@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gc/stats_report.hpp"
+#include "gc/plans/stats_report.hpp"
 
 namespace gcvm::vm {
 

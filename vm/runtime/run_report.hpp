@@ -1,6 +1,6 @@
 // What `gcvm run` reports about the collector: one -Xlog:gc-style line per collection
 // (--gc-log) and the end-of-run summary, as text or JSON (--stats). Per-collection
-// JSON objects are gc/stats_report.hpp's collection_json.
+// JSON objects are gc/plans/stats_report.hpp's collection_json.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gc/collector.hpp"
+#include "gc/plans/collector.hpp"
 #include "vm/runtime/soa_heap_binding.hpp"
 
 namespace gcvm::vm {

@@ -27,7 +27,7 @@
 //   are gcvm's single write barrier (Heap::store_ref / Heap::store_element), so in
 //   barrier mode the CSR is current at every collection (DESIGN.md 3).
 // - The plan is mark-sweep (every collection full) or generational
-//   (gc/generational_policy.hpp): allocation then also spends a nursery budget, and
+//   (gc/plans/generational_policy.hpp): allocation then also spends a nursery budget, and
 //   returns kNull when it is spent, so the interpreter stops at a collection point
 //   exactly as for a full heap; collect() asks the policy which collection to run.
 // - Allocation, reference stores and collections each happen in exactly one function
@@ -43,10 +43,10 @@
 #include <string>
 #include <vector>
 
-#include "gc/collector.hpp"
-#include "gc/generational_policy.hpp"
-#include "gc/heap.hpp"
-#include "gc/marker.hpp"
+#include "gc/plans/collector.hpp"
+#include "gc/plans/generational_policy.hpp"
+#include "gc/heap/heap.hpp"
+#include "gc/markers/marker.hpp"
 
 namespace gcvm::vm {
 

@@ -1,0 +1,202 @@
+#include "gc/heap/heap.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace gcvm {
+
+namespace {
+
+std::uint32_t max_blocks_for(std::uint64_t limit_bytes) {
+  if (limit_bytes == 0) return kMaxBlocks;
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(kMaxBlocks, (limit_bytes + kBlockBytes - 1) / kBlockBytes));
+}
+
+std::uint64_t element_bytes(ShapeId shape) { return shape == ShapeTable::kRefArray ? sizeof(ObjectId) : 8; }
+
+}  // namespace
+
+Heap::Heap(HeapConfig config)
+    : config_(config),
+      limit_bytes_(config.limit_bytes == 0 ? std::uint64_t{kMaxBlocks} * kBlockBytes : config.limit_bytes),
+      blocks_(shapes_, max_blocks_for(config.limit_bytes)),
+      graph_(std::uint64_t{max_blocks_for(config.limit_bytes)} * kSlotsPerBlock, config.max_edges),
+      block_edge_base_(max_blocks_for(config.limit_bytes)),
+      generations_(config.promotion_age != 0 ? std::make_unique<Generations>(config.promotion_age) : nullptr) {}
+
+Heap::~Heap() {
+  for (std::uint32_t b = 0; b < blocks_.high_water(); ++b) {
+    const ShapeId shape = blocks_.shape_of_block(b);
+    if (shape != ShapeTable::kRefArray && shape != ShapeTable::kScalarArray) continue;
+    for (std::uint64_t w = blocks_.alloc_word(b); w != 0; w &= w - 1)
+      std::free(reinterpret_cast<void*>(load_scalar(make_object_id(b, static_cast<std::uint32_t>(std::countr_zero(w))),
+                                                    kArrayStorageField)));
+  }
+}
+
+bool Heap::prepare_block(std::uint32_t block, ShapeId shape) {
+  const ShapeLayout& layout = shapes_.layout(shape);
+  const ObjectId first = make_object_id(block, 0);
+  if (!graph_.grow_vertices(std::uint64_t{first} + kSlotsPerBlock) || !block_edge_base_.grow_to(block + 1))
+    return false;
+  const std::uint32_t refs = layout.shape.ref_fields;
+  EdgeIndex base = 0;
+  if (refs > 0) {
+    const auto reserved = graph_.reserve_edges(std::uint64_t{layout.capacity} * refs);
+    if (!reserved) return false;
+    base = *reserved;
+  }
+  block_edge_base_[block] = base;
+  for (std::uint32_t slot = 0; slot < layout.capacity; ++slot)
+    graph_.assign_vertex(first + slot, base + std::uint64_t{slot} * refs, refs);
+  return true;
+}
+
+void Heap::reject_array_shape() {
+  throw std::invalid_argument("Heap::allocate takes object shapes; arrays come from allocate_*_array");
+}
+
+ObjectId Heap::allocate_in_new_block(ShapeId shape) {
+  if (used_bytes() + kBlockBytes > limit_bytes_) return kNullRef;
+  const auto block = blocks_.initialize_block(shape);
+  if (!block) return kNullRef;
+  if (!prepare_block(*block, shape)) {
+    blocks_.abandon_block(*block);
+    return kNullRef;
+  }
+  return blocks_.allocate_in_block(*block);
+}
+
+ObjectId Heap::allocate_slot(ShapeId shape) {
+  ObjectId id = blocks_.allocate_in_active_block(shape);
+  if (id == kNullRef && (id = allocate_in_new_block(shape)) == kNullRef) return kNullRef;
+  initialize_object(id, shapes_.layout(shape));
+  return id;
+}
+
+ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {
+  const std::uint64_t bytes = length * element_bytes(shape);
+  if (length > kMaxArrayLength || used_bytes() + bytes > limit_bytes_) return kNullRef;
+  void* storage = nullptr;
+  if (length > 0) {
+    storage = std::malloc(bytes);
+    if (storage == nullptr) return kNullRef;
+  }
+  std::optional<EdgeIndex> edges = EdgeIndex{0};
+  if (shape == ShapeTable::kRefArray && !(edges = graph_.reserve_edges(length))) {
+    std::free(storage);
+    return kNullRef;
+  }
+  const ObjectId id = allocate_slot(shape);
+  if (id == kNullRef) {
+    if (shape == ShapeTable::kRefArray) graph_.release_edges(*edges, length);
+    std::free(storage);
+    return kNullRef;
+  }
+  array_bytes_ += bytes;
+  store_scalar(id, kArrayLengthField, length);
+  store_scalar(id, kArrayStorageField, reinterpret_cast<std::uint64_t>(storage));
+  if (shape == ShapeTable::kRefArray) {
+    std::fill_n(static_cast<ObjectId*>(storage), length, kNullRef);
+    graph_.assign_vertex(id, *edges, static_cast<std::uint32_t>(length));
+  } else {
+    std::fill_n(static_cast<std::uint64_t*>(storage), length, 0);
+    graph_.assign_vertex(id, 0, 0);
+  }
+  return id;
+}
+
+void Heap::release_array(ObjectId array, SweepDebt& debt) {
+  const ShapeId shape = shape_of(array);
+  const std::uint64_t length = array_length(array);
+  if (shape == ShapeTable::kRefArray) debt.edge_ranges.emplace_back(graph_.begin(array), length);
+  std::free(reinterpret_cast<void*>(load_scalar(array, kArrayStorageField)));
+  debt.array_bytes += length * element_bytes(shape);
+}
+
+std::uint32_t Heap::sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt) {
+  const std::uint64_t live = blocks_.alloc_word(block);
+  const std::uint64_t dying = live & ~mark_word;
+  if (dying == 0) return 0;
+  const ShapeId shape = blocks_.shape_of_block(block);
+  if (shape == ShapeTable::kRefArray || shape == ShapeTable::kScalarArray)
+    for (std::uint64_t w = dying; w != 0; w &= w - 1)
+      release_array(make_object_id(block, static_cast<std::uint32_t>(std::countr_zero(w))), debt);
+  const auto swept = blocks_.sweep_block(block, mark_word);
+  if (swept.emptied) {
+    const ShapeLayout& layout = shapes_.layout(shape);
+    if (layout.shape.ref_fields > 0)
+      debt.edge_ranges.emplace_back(block_edge_base_[block], std::uint64_t{layout.capacity} * layout.shape.ref_fields);
+  }
+  return static_cast<std::uint32_t>(std::popcount(swept.freed_slots));
+}
+
+void Heap::settle_sweep(SweepDebt& debt) {
+  for (const auto& [base, count] : debt.edge_ranges) graph_.release_edges(base, count);
+  array_bytes_ -= debt.array_bytes;
+  debt.edge_ranges.clear();
+  debt.array_bytes = 0;
+}
+
+namespace {
+
+/// Calls check(obj, slot, heap_value) for every reference slot of every live object.
+template <typename Heapish, typename F>
+void for_each_reference_slot(const Heapish& heap, F&& check) {
+  heap.for_each_object([&](ObjectId obj) {
+    const ShapeId shape = heap.shape_of(obj);
+    if (shape == ShapeTable::kScalarArray) return;
+    if (shape == ShapeTable::kRefArray) {
+      const std::uint64_t length = heap.array_length(obj);
+      for (std::uint64_t i = 0; i < length; ++i) check(obj, i, heap.load_element(obj, i));
+      return;
+    }
+    const std::uint32_t refs = heap.shapes().layout(shape).shape.ref_fields;
+    for (std::uint32_t f = 0; f < refs; ++f) check(obj, std::uint64_t{f}, heap.load_ref(obj, f));
+  });
+}
+
+}  // namespace
+
+void Heap::rebuild_graph() {
+  ObjectId* edges = graph_.mutable_edge_data();
+  for_each_reference_slot(*this, [&](ObjectId obj, std::uint64_t slot, ObjectId value) {
+    const EdgeIndex e = graph_.begin(obj) + slot;
+    if (edges[e] != value) {
+      edges[e] = value;
+      graph_.dirty().mark_edge(e);
+    }
+  });
+}
+
+std::string Heap::verify_graph() const {
+  std::string report;
+  std::uint64_t mismatches = 0;
+  auto note = [&](const std::string& line) {
+    if (++mismatches <= 8) report += line + "\n";
+  };
+  for_each_object([&](ObjectId obj) {
+    const ShapeId shape = shape_of(obj);
+    const std::uint64_t expected = shape == ShapeTable::kRefArray      ? array_length(obj)
+                                   : shape == ShapeTable::kScalarArray ? 0
+                                                                       : shapes_.layout(shape).shape.ref_fields;
+    if (graph_.degree(obj) != expected)
+      note("object " + std::to_string(obj) + ": degree " + std::to_string(graph_.degree(obj)) + ", heap has " +
+           std::to_string(expected) + " references");
+    else if (graph_.begin(obj) + expected > graph_.edge_count())
+      note("object " + std::to_string(obj) + ": edge range ends past the edge array");
+  });
+  if (mismatches == 0)
+    for_each_reference_slot(*this, [&](ObjectId obj, std::uint64_t slot, ObjectId value) {
+      const ObjectId edge = graph_.edge_data()[graph_.begin(obj) + slot];
+      if (edge != value)
+        note("object " + std::to_string(obj) + " reference " + std::to_string(slot) + ": graph has " +
+             std::to_string(edge) + ", heap has " + std::to_string(value));
+    });
+  if (mismatches > 8) report += "... " + std::to_string(mismatches - 8) + " more\n";
+  return report;
+}
+
+}  // namespace gcvm

@@ -1,0 +1,212 @@
+// The heap: SOA blocks (BlockAllocator), out-of-line array storage, and the CSR
+// reference graph (RefGraph) that the markers read.
+//
+// Invariants:
+// - Object id = block * 64 + slot = CSR vertex (DESIGN.md 1).
+// - Every object's vertex has an edge range of exactly its reference count: a block
+//   of a shape with R reference fields reserves capacity * R edges when it is
+//   initialized (slot s owns [base + s*R, base + (s+1)*R)); a reference array reserves
+//   `length` edges when it is allocated. Ranges are released when the block is freed
+//   or the array is swept.
+// - Barrier mode (the default): every reference store goes through `store_ref` /
+//   `store_element`, which write the heap and call RefGraph::record_store, so the graph
+//   is complete at all times (DESIGN.md 3). Rebuild mode skips the graph write; the
+//   collector calls `rebuild_graph()` before marking. `verify_graph()` compares.
+// - A generational heap (HeapConfig::promotion_age != 0) has Generations
+//   (gc/heap/generations.hpp), and the same stores, in either mode, also call
+//   Generations::record_store: the remembered set's write barrier.
+// - used_bytes() = blocks in use * kBlockBytes + array element bytes <= limit_bytes().
+//   An allocation that would exceed the limit returns kNullRef and changes nothing;
+//   the caller decides to collect or report out of memory.
+// - Fresh objects have null references and zero scalars.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gc/heap/block_allocator.hpp"
+#include "gc/heap/generations.hpp"
+#include "gc/heap/shape.hpp"
+#include "heapgraph/ref_graph.hpp"
+
+namespace gcvm {
+
+enum class RefGraphMode { Barrier, Rebuild };
+
+struct HeapConfig {
+  /// Heap limit in bytes; 0 means the whole id space (kMaxBlocks blocks).
+  std::uint64_t limit_bytes = 0;
+  RefGraphMode graph_mode = RefGraphMode::Barrier;
+  std::uint64_t max_edges = RefGraph::kDefaultMaxEdges;
+  /// Nonzero: the heap keeps generations (the generational plan), promoting young
+  /// objects that survived this many collections.
+  std::uint32_t promotion_age = 0;
+};
+
+class Heap {
+ public:
+  /// The longest array: its degree must fit the CSR's 32-bit degree.
+  static constexpr std::uint64_t kMaxArrayLength = 0xFFFFFFFFull;
+
+  explicit Heap(HeapConfig config = {});
+  ~Heap();
+  Heap(const Heap&) = delete;
+  Heap& operator=(const Heap&) = delete;
+
+  ShapeTable& shapes() { return shapes_; }
+  const ShapeTable& shapes() const { return shapes_; }
+
+  // --- allocation (kNullRef when the heap limit or id space is exhausted) ---
+  ObjectId allocate(ShapeId shape) {
+    const ShapeLayout& layout = shapes_.layout(shape);
+    if (layout.shape.kind != ShapeKind::Object) reject_array_shape();
+    ObjectId id = blocks_.allocate_in_active_block(shape);
+    if (id == kNullRef && (id = allocate_in_new_block(shape)) == kNullRef) return kNullRef;
+    initialize_object(id, layout);
+    return id;
+  }
+  ObjectId allocate_ref_array(std::uint64_t length) { return allocate_array(ShapeTable::kRefArray, length); }
+  ObjectId allocate_scalar_array(std::uint64_t length) { return allocate_array(ShapeTable::kScalarArray, length); }
+
+  // --- field access (callers guarantee live objects and valid indices) ---
+  ShapeId shape_of(ObjectId obj) const { return blocks_.shape_of_block(block_of(obj)); }
+  ObjectId load_ref(ObjectId obj, std::uint32_t field) const { return *ref_field(obj, field); }
+  void store_ref(ObjectId obj, std::uint32_t field, ObjectId target) {
+    *ref_field(obj, field) = target;
+    barrier(obj, field, target);
+  }
+  std::uint64_t load_scalar(ObjectId obj, std::uint32_t field) const { return *scalar_field(obj, field); }
+  void store_scalar(ObjectId obj, std::uint32_t field, std::uint64_t value) { *scalar_field(obj, field) = value; }
+
+  std::uint64_t array_length(ObjectId array) const { return load_scalar(array, kArrayLengthField); }
+  ObjectId load_element(ObjectId array, std::uint64_t index) const { return ref_elements(array)[index]; }
+  void store_element(ObjectId array, std::uint64_t index, ObjectId target) {
+    ref_elements(array)[index] = target;
+    barrier(array, static_cast<std::uint32_t>(index), target);
+  }
+  std::uint64_t load_scalar_element(ObjectId array, std::uint64_t index) const { return scalar_elements(array)[index]; }
+  void store_scalar_element(ObjectId array, std::uint64_t index, std::uint64_t value) {
+    scalar_elements(array)[index] = value;
+  }
+
+  // Field access at a precomputed byte offset (ShapeLayout::ref_offset / scalar_field_offset
+  // of the object's shape), for callers that know the shape statically (the VM's typed
+  // bytecode): no per-access layout lookup. Same contracts as the index forms above.
+  ObjectId load_ref_at(ObjectId obj, std::uint32_t offset) const { return *ref_at(obj, offset); }
+  void store_ref_at(ObjectId obj, std::uint32_t field, std::uint32_t offset, ObjectId target) {
+    *ref_at(obj, offset) = target;
+    barrier(obj, field, target);
+  }
+  std::uint64_t load_scalar_at(ObjectId obj, std::uint32_t offset) const { return *scalar_at(obj, offset); }
+  void store_scalar_at(ObjectId obj, std::uint32_t offset, std::uint64_t value) { *scalar_at(obj, offset) = value; }
+
+  bool is_live(ObjectId obj) const { return obj != kNullRef && blocks_.is_allocated(obj); }
+  /// Calls visit(id) for every live object, in id order.
+  template <typename F>
+  void for_each_object(F&& visit) const {
+    for (std::uint32_t b = 0; b < blocks_.high_water(); ++b)
+      for (std::uint64_t w = blocks_.alloc_word(b); w != 0; w &= w - 1)
+        visit(make_object_id(b, static_cast<std::uint32_t>(__builtin_ctzll(w))));
+  }
+
+  // --- the collector's side ---
+  const RefGraph& graph() const { return graph_; }
+  RefGraph& graph() { return graph_; }
+  const BlockAllocator& blocks() const { return blocks_; }
+  RefGraphMode graph_mode() const { return config_.graph_mode; }
+  /// The generations of a generational heap; null otherwise.
+  Generations* generations() { return generations_.get(); }
+  const Generations* generations() const { return generations_.get(); }
+  /// Rebuild mode: rewrites every live object's edges from its fields (only changed
+  /// chunks become dirty).
+  void rebuild_graph();
+  /// Compares the graph with the heap; empty if equal, else the first mismatches.
+  std::string verify_graph() const;
+  /// What block sweeps leave for `settle_sweep`: the CSR edge ranges to release, in
+  /// the order they were found, and the array bytes freed. The edge space is one
+  /// free-list structure, so releasing is serial; recording it lets block sweeps run
+  /// in parallel and still release in exactly the serial sweep's order.
+  struct SweepDebt {
+    std::vector<std::pair<EdgeIndex, std::uint64_t>> edge_ranges;
+    std::uint64_t array_bytes = 0;
+  };
+  /// Sweep step for one block (gc/heap/sweep.cpp drives it): frees
+  /// the unmarked slots and their array storage, and records their edge ranges in
+  /// `debt`. Returns the number of objects freed. Safe to call concurrently for
+  /// distinct blocks (block-state bitmaps change atomically; array storage goes back
+  /// to the thread-safe malloc); nothing else may run on the heap meanwhile.
+  std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt);
+  /// Releases what `debt` records (single-threaded, after the block sweeps) and empties it.
+  void settle_sweep(SweepDebt& debt);
+  /// Called once after a sweep: allocation restarts from the lowest active blocks.
+  void reset_allocation_cursors() { blocks_.reset_cursors(); }
+
+  std::uint64_t used_bytes() const { return std::uint64_t{blocks_.blocks_in_use()} * kBlockBytes + array_bytes_; }
+  std::uint64_t limit_bytes() const { return limit_bytes_; }
+  std::uint64_t array_bytes() const { return array_bytes_; }
+
+ private:
+  [[noreturn]] static void reject_array_shape();
+  /// The write barrier of every reference store (after the heap write).
+  void barrier(ObjectId holder, std::uint32_t slot, ObjectId target) {
+    if (config_.graph_mode == RefGraphMode::Barrier) graph_.record_store(holder, slot, target);
+    if (generations_ != nullptr) generations_->record_store(holder, target);
+  }
+  /// Slow path: a fresh block for `shape` (edge ranges reserved), then a slot in it.
+  ObjectId allocate_in_new_block(ShapeId shape);
+  ObjectId allocate_slot(ShapeId shape);
+  /// Null references, zero scalars, null out-edges (barrier mode).
+  void initialize_object(ObjectId id, const ShapeLayout& layout) {
+    std::byte* base = blocks_.block_data(block_of(id));
+    const std::uint32_t slot = slot_of(id);
+    auto* refs = reinterpret_cast<std::uint32_t*>(base) + slot;
+    for (std::uint32_t f = 0; f < layout.shape.ref_fields; ++f) refs[std::size_t{f} * layout.capacity] = kNullRef;
+    auto* scalars = reinterpret_cast<std::uint64_t*>(base + layout.scalar_offset) + slot;
+    for (std::uint32_t f = 0; f < layout.shape.scalar_fields; ++f) scalars[std::size_t{f} * layout.capacity] = 0;
+    if (config_.graph_mode == RefGraphMode::Barrier && layout.shape.ref_fields > 0) graph_.clear_out_edges(id);
+  }
+  ObjectId allocate_array(ShapeId shape, std::uint64_t length);
+  bool prepare_block(std::uint32_t block, ShapeId shape);
+  void release_array(ObjectId array, SweepDebt& debt);
+  std::uint32_t* ref_at(ObjectId obj, std::uint32_t offset) const {
+    auto* base = const_cast<std::byte*>(blocks_.block_data(block_of(obj))) + offset;
+    return reinterpret_cast<std::uint32_t*>(base) + slot_of(obj);
+  }
+  std::uint64_t* scalar_at(ObjectId obj, std::uint32_t offset) const {
+    auto* base = const_cast<std::byte*>(blocks_.block_data(block_of(obj))) + offset;
+    return reinterpret_cast<std::uint64_t*>(base) + slot_of(obj);
+  }
+  // Inline: array headers and the collector's side reach fields through these.
+  std::uint32_t* ref_field(ObjectId obj, std::uint32_t field) const {
+    const std::uint32_t block = block_of(obj);
+    const ShapeLayout& layout = shapes_.layout(blocks_.shape_of_block(block));
+    auto* base = const_cast<std::byte*>(blocks_.block_data(block)) + layout.ref_offset(field);
+    return reinterpret_cast<std::uint32_t*>(base) + slot_of(obj);
+  }
+  std::uint64_t* scalar_field(ObjectId obj, std::uint32_t field) const {
+    const std::uint32_t block = block_of(obj);
+    const ShapeLayout& layout = shapes_.layout(blocks_.shape_of_block(block));
+    auto* base = const_cast<std::byte*>(blocks_.block_data(block)) + layout.scalar_field_offset(field);
+    return reinterpret_cast<std::uint64_t*>(base) + slot_of(obj);
+  }
+  ObjectId* ref_elements(ObjectId array) const {
+    return reinterpret_cast<ObjectId*>(load_scalar(array, kArrayStorageField));
+  }
+  std::uint64_t* scalar_elements(ObjectId array) const {
+    return reinterpret_cast<std::uint64_t*>(load_scalar(array, kArrayStorageField));
+  }
+
+  HeapConfig config_;
+  std::uint64_t limit_bytes_;
+  ShapeTable shapes_;
+  BlockAllocator blocks_;
+  RefGraph graph_;
+  VirtualArray<EdgeIndex> block_edge_base_;
+  std::unique_ptr<Generations> generations_;
+  std::uint64_t array_bytes_ = 0;
+};
+
+}  // namespace gcvm

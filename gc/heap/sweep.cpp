@@ -1,0 +1,75 @@
+#include "gc/heap/sweep.hpp"
+
+#include <atomic>
+#include <bit>
+#include <vector>
+
+#include "gc/util/stopwatch.hpp"
+
+namespace gcvm {
+
+namespace {
+
+/// Sweeps blocks [first, last), adding to `counts`; edge releases go to `debt`.
+void sweep_blocks(Heap& heap, const MarkBitmap& marks, std::uint32_t first, std::uint32_t last, Heap::SweepDebt& debt,
+                  SweepStats& counts) {
+  const std::uint64_t* alloc = heap.blocks().alloc_words();
+  const std::uint64_t* mark = marks.words().data();
+  for (std::uint32_t b = first; b < last; ++b) {
+    const std::uint64_t live = alloc[b];
+    if (live == 0) continue;
+    counts.objects_before += static_cast<std::uint64_t>(std::popcount(live));
+    if ((live & ~mark[b]) == 0) continue;
+    counts.freed_objects += heap.sweep_block(b, mark[b], debt);
+  }
+}
+
+/// Runs `sweep_all(counts)` between the bookkeeping every sweep shares.
+template <typename F>
+SweepStats sweep_with(Heap& heap, F&& sweep_all) {
+  const Stopwatch clock;
+  SweepStats stats;
+  const std::uint32_t in_use_before = heap.blocks().blocks_in_use();
+  sweep_all(stats);
+  heap.reset_allocation_cursors();
+  stats.blocks_freed = in_use_before - heap.blocks().blocks_in_use();
+  stats.sweep_ms = clock.elapsed_ms();
+  return stats;
+}
+
+}  // namespace
+
+SweepStats sweep(Heap& heap, const MarkBitmap& marks) {
+  return sweep_with(heap, [&](SweepStats& stats) {
+    Heap::SweepDebt debt;
+    sweep_blocks(heap, marks, 0, heap.blocks().high_water(), debt, stats);
+    heap.settle_sweep(debt);
+  });
+}
+
+SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
+  return sweep_with(heap, [&](SweepStats& stats) {
+    struct Task {
+      Heap::SweepDebt debt;
+      SweepStats counts;
+    };
+    const std::uint32_t blocks = heap.blocks().high_water();
+    const std::uint32_t task_count = (blocks + kBlocksPerSweepTask - 1) / kBlocksPerSweepTask;
+    std::vector<Task> tasks(task_count);
+    std::atomic<std::uint32_t> next_task{0};
+    pool.run([&](unsigned) {
+      for (std::uint32_t t; (t = next_task.fetch_add(1, std::memory_order_relaxed)) < task_count;) {
+        const std::uint32_t first = t * kBlocksPerSweepTask;
+        const std::uint32_t last = t + 1 == task_count ? blocks : first + kBlocksPerSweepTask;
+        sweep_blocks(heap, marks, first, last, tasks[t].debt, tasks[t].counts);
+      }
+    });
+    for (Task& task : tasks) {
+      stats.objects_before += task.counts.objects_before;
+      stats.freed_objects += task.counts.freed_objects;
+      heap.settle_sweep(task.debt);
+    }
+  });
+}
+
+}  // namespace gcvm

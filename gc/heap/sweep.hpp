@@ -1,0 +1,45 @@
+// Sweep (DESIGN.md invariant 2): per block, `alloc &= mark`, then the block-state
+// transitions of BlockAllocator (full -> active, emptied -> free), releasing the
+// array storage and CSR edge ranges of what died. Work is word-wise per block;
+// blocks whose allocation word is 0 (free) or unchanged cost one load and a compare.
+//
+// The parallel sweep cuts the blocks below the high-water mark into runs of
+// kBlocksPerSweepTask blocks, which the threads of a ThreadPool claim from one atomic
+// counter (dynamic balance: a run of full blocks costs more than a run of free ones).
+// Per block the work is Heap::sweep_block, which changes the block-state bitmaps with
+// their atomic operations and frees array storage. What must stay serial, releasing
+// CSR edge ranges into the edge space's free lists, is recorded per run
+// (Heap::SweepDebt) and settled after the parallel phase in run order, i.e. in block
+// order, exactly as the serial sweep releases them. So the heap after a parallel
+// sweep is identical to the one the serial sweep leaves (allocation words, block
+// states and every hierarchical bitmap, edge-space free lists, array bytes, cursors),
+// and later allocations return the same ids.
+#pragma once
+
+#include <cstdint>
+
+#include "gc/heap/heap.hpp"
+#include "gc/heap/mark_bitmap.hpp"
+#include "gc/util/thread_pool.hpp"
+
+namespace gcvm {
+
+struct SweepStats {
+  std::uint64_t objects_before = 0;  // live objects entering the sweep
+  std::uint64_t freed_objects = 0;
+  std::uint64_t blocks_freed = 0;
+  double sweep_ms = 0;
+};
+
+/// Blocks one parallel sweep task covers (one claim of the shared counter).
+inline constexpr std::uint32_t kBlocksPerSweepTask = 1024;
+/// The Collector sweeps heaps of fewer blocks serially even when the marker has a pool:
+/// waking the pool costs more than sweeping them (8 tasks: 16 MiB of the default 2 KiB blocks).
+inline constexpr std::uint32_t kParallelSweepMinBlocks = 8 * kBlocksPerSweepTask;
+
+/// Frees every allocated object whose mark bit is clear. `marks` covers the heap.
+SweepStats sweep(Heap& heap, const MarkBitmap& marks);
+/// The same on every thread of `pool`; leaves exactly the heap `sweep` leaves.
+SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool);
+
+}  // namespace gcvm

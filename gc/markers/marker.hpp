@@ -1,0 +1,82 @@
+// The Marker interface: every collector's mark phase has this shape.
+//
+// In:  the CSR reference graph, the roots (kNullRef entries are skipped), the
+//      number of blocks the bitmap must cover, and the graph's dirty ranges.
+// Out: the mark bitmap (DESIGN.md invariant 2) and MarkStats.
+//
+// Contract (invariant 4): for the same input, every marker with every option sets
+// exactly the bits the serial marker sets, and reports the same `marked_objects` and
+// `edges_traversed` (non-null references read from the objects it marked).
+//
+// Pre-marked objects (a young collection's mature objects, gc/heap/generations.hpp): the
+// bits of `premarked` are set in `out` from the start, so a marker never marks nor
+// scans those objects, and a root or reference to one ends there. `marked_objects`
+// counts only the objects the marker marked; `out` holds both. A marker that
+// fails (device error) throws MarkError and leaves no partial result in `out`.
+//
+// Every marker is written the same way (copy SerialMarker to start a new one):
+//   - an options struct `XMarkerOptions` parsed from --gc-opt key=value pairs;
+//   - `constraints()`: what the marker needs (a device, threads);
+//   - `mark(request, out)`: the entry point;
+//   - statistics: MarkStats with marker-specific `details` entries.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gc/heap/mark_bitmap.hpp"
+#include "heapgraph/ref_graph.hpp"
+
+namespace gcvm {
+
+struct MarkRequest {
+  const RefGraph& graph;
+  std::span<const ObjectId> roots;
+  std::uint32_t block_count = 0;
+  /// What changed in `graph` since a device mirror last synced (DESIGN.md invariant
+  /// 5), or null when unknown. A device marker consumes and clears it; CPU markers
+  /// ignore it.
+  DirtyRanges* dirty = nullptr;
+  /// Objects to treat as marked and not to scan, one word per block as in MarkBitmap
+  /// (at most block_count words; missing words are 0). Empty for a full mark.
+  std::span<const std::uint64_t> premarked = {};
+};
+
+struct MarkStats {
+  std::uint64_t marked_objects = 0;
+  std::uint64_t edges_traversed = 0;
+  double mark_ms = 0;  // wall time of the whole mark entry point
+  /// Marker-specific figures (sync bytes, kernel ms, steals, ...), in report order.
+  std::vector<std::pair<std::string, double>> details;
+};
+
+struct MarkerConstraints {
+  bool needs_device = false;
+  bool uses_threads = false;
+};
+
+class MarkError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ThreadPool;
+
+class Marker {
+ public:
+  virtual ~Marker() = default;
+  virtual std::string_view name() const = 0;
+  virtual MarkerConstraints constraints() const = 0;
+  /// Marks everything reachable from request.roots into `out` (reset by the marker).
+  virtual MarkStats mark(const MarkRequest& request, MarkBitmap& out) = 0;
+  /// The worker threads of a CPU-parallel marker, which the collector's sweep borrows
+  /// (gc/heap/sweep.hpp); null for markers that run on one thread or a device.
+  virtual ThreadPool* thread_pool() { return nullptr; }
+};
+
+}  // namespace gcvm

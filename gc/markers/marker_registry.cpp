@@ -1,0 +1,45 @@
+#include "gc/markers/marker_registry.hpp"
+
+#include "gc/markers/gpu_bfs_marker.hpp"
+#include "gc/markers/parallel_marker.hpp"
+#include "gc/markers/gpu_dfs_marker.hpp"
+#include "gc/markers/serial_marker.hpp"
+
+namespace gcvm {
+
+bool collector_is_boehm(const CollectorChoice& choice) {
+#if GCVM_HAVE_BOEHM
+  return choice.name == "boehm";
+#else
+  (void)choice;
+  return false;
+#endif
+}
+
+std::vector<std::string_view> marker_names() { return {"serial", "parallel", "gpu-bfs", "gpu-dfs"}; }
+
+std::vector<std::string_view> collector_names() {
+  std::vector<std::string_view> names = marker_names();
+#if GCVM_HAVE_BOEHM
+  names.push_back("boehm");
+#endif
+  return names;
+}
+
+std::unique_ptr<Marker> make_marker(const CollectorChoice& choice) {
+  if (choice.name == "serial") return std::make_unique<SerialMarker>(SerialMarkerOptions::parse(choice.options));
+  if (choice.name == "parallel")
+    return std::make_unique<ParallelMarker>(ParallelMarkerOptions::parse(choice.options, choice.threads));
+  if (choice.name == "gpu-bfs")
+    return std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(choice.options, choice.device));
+  if (choice.name == "gpu-dfs")
+    return std::make_unique<GpuDfsMarker>(GpuDfsMarkerOptions::parse(choice.options, choice.device));
+  if (collector_is_boehm(choice))
+    throw ConfigError("--gc=boehm collects its own libgc heap, not a gcvm heap: it is available to `gcvm mark` "
+                      "and `gcvm run`, not here");
+  std::string names;
+  for (std::string_view n : collector_names()) names += (names.empty() ? "" : ", ") + std::string(n);
+  throw ConfigError("--gc=" + choice.name + " is not a collector of this build; available: " + names);
+}
+
+}  // namespace gcvm

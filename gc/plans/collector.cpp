@@ -1,0 +1,113 @@
+#include "gc/plans/collector.hpp"
+
+#include <stdexcept>
+
+#include "gc/markers/mark_checker.hpp"
+#include "gc/markers/serial_marker.hpp"
+#include "gc/util/stopwatch.hpp"
+
+namespace gcvm {
+
+namespace {
+
+/// Empty if every bit of `reachable` is set in `kept`; else the first object missing.
+std::string first_lost(const MarkBitmap& reachable, const MarkBitmap& kept) {
+  for (std::uint32_t b = 0; b < reachable.block_count(); ++b)
+    if (const std::uint64_t lost = reachable.words()[b] & ~kept.words()[b]; lost != 0)
+      return object_id_text(make_object_id(b, static_cast<std::uint32_t>(__builtin_ctzll(lost))));
+  return {};
+}
+
+}  // namespace
+
+const char* kind_name(CollectionKind kind) { return kind == CollectionKind::Young ? "young" : "full"; }
+
+Collector::Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify)
+    : heap_(heap), marker_(std::move(marker)), verify_(verify) {
+  if (verify_) reference_ = std::make_unique<SerialMarker>();
+}
+
+Collector::~Collector() = default;
+
+CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string reason, CollectionKind kind) {
+  const Stopwatch pause;
+  Generations* generations = heap_.generations();
+  if (kind == CollectionKind::Young && generations == nullptr)
+    throw std::logic_error("a young collection needs a generational heap");
+  CollectionStats stats;
+  stats.index = ++collections_;
+  stats.kind = kind;
+  stats.generational = generations != nullptr;
+  stats.reason = std::move(reason);
+  stats.collector = std::string(marker_->name());
+  stats.heap_before_bytes = heap_.used_bytes();
+  auto what = [&] {  // names the collection in a VerifyError
+    return "collection " + std::to_string(stats.index) +
+           (stats.generational ? std::string(" (") + kind_name(kind) + ")" : std::string());
+  };
+
+  if (heap_.graph_mode() == RefGraphMode::Rebuild) {
+    const Stopwatch rebuild;
+    heap_.rebuild_graph();
+    stats.rebuild_ms = rebuild.elapsed_ms();
+  }
+  if (verify_) {
+    const Stopwatch check;
+    if (const std::string report = heap_.verify_graph(); !report.empty())
+      throw VerifyError(what() + ": reference graph differs from the heap:\n" + report);
+    if (generations != nullptr)
+      if (const std::string report = generations->check_remembered_set(heap_.graph(), heap_.blocks()); !report.empty())
+        throw VerifyError(what() + ": " + report);
+    stats.verify_ms += check.elapsed_ms();
+  }
+
+  std::span<const ObjectId> mark_roots = roots;
+  std::span<const std::uint64_t> premarked;
+  if (kind == CollectionKind::Young) {
+    generations->young_roots(heap_.graph(), roots, young_roots_);
+    mark_roots = young_roots_;
+    premarked = generations->mature_words();
+    stats.remembered_objects = generations->remembered_count();
+    stats.remembered_roots = young_roots_.size() - roots.size();
+  }
+  const MarkRequest request{heap_.graph(), mark_roots, heap_.blocks().high_water(), &heap_.graph().dirty(), premarked};
+  stats.mark = marker_->mark(request, marks_);
+
+  if (verify_) {
+    const Stopwatch check;
+    if (const std::string problem = check_marks(heap_.graph(), heap_.blocks(), mark_roots, marks_, premarked);
+        !problem.empty())
+      throw VerifyError(what() + ": " + stats.collector + " marks are wrong: " + problem);
+    const MarkStats reference = reference_->mark(request, reference_marks_);
+    if (!(reference_marks_ == marks_))
+      throw VerifyError(what() + ": " + stats.collector + " marks differ from the serial marker's");
+    if (reference.marked_objects != stats.mark.marked_objects || reference.edges_traversed != stats.mark.edges_traversed)
+      throw VerifyError(what() + ": " + stats.collector + " reports " + std::to_string(stats.mark.marked_objects) +
+                        " marked / " + std::to_string(stats.mark.edges_traversed) + " edges, serial " +
+                        std::to_string(reference.marked_objects) + " / " + std::to_string(reference.edges_traversed));
+    if (kind == CollectionKind::Young) {
+      reference_->mark({heap_.graph(), roots, heap_.blocks().high_water()}, full_marks_);
+      if (const std::string lost = first_lost(full_marks_, marks_); !lost.empty())
+        throw VerifyError(what() + ": object " + lost +
+                          " is reachable (full serial mark) but the young collection would free it");
+    }
+    stats.verify_ms += check.elapsed_ms();
+  }
+
+  // A small heap is swept faster than a pool wakes up (young collections of a small
+  // nursery, gc/heap/generations.hpp); both sweeps leave the same heap.
+  ThreadPool* pool = marker_->thread_pool();
+  const bool parallel_sweep = pool != nullptr && heap_.blocks().high_water() >= kParallelSweepMinBlocks;
+  stats.sweep = parallel_sweep ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
+  if (generations != nullptr) {
+    const Generations::Outcome outcome = generations->after_collection(heap_.graph(), marks_);
+    stats.survivors = outcome.survivors;
+    stats.promoted_objects = outcome.promoted;
+    stats.mature_objects = outcome.mature;
+  }
+  stats.heap_after_bytes = heap_.used_bytes();
+  stats.pause_ms = pause.elapsed_ms() - stats.verify_ms;
+  return stats;
+}
+
+}  // namespace gcvm

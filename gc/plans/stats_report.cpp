@@ -1,0 +1,93 @@
+#include "gc/plans/stats_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gcvm {
+
+nlohmann::json collection_json(const CollectionStats& s) {
+  nlohmann::json details = nlohmann::json::object();
+  for (const auto& [key, value] : s.mark.details) details[key] = value;
+  return {
+      {"index", s.index},
+      {"kind", kind_name(s.kind)},
+      {"reason", s.reason},
+      {"collector", s.collector},
+      {"objects_before", s.sweep.objects_before},
+      {"marked_objects", s.mark.marked_objects},
+      {"freed_objects", s.sweep.freed_objects},
+      {"blocks_freed", s.sweep.blocks_freed},
+      {"edges_traversed", s.mark.edges_traversed},
+      {"heap_before_bytes", s.heap_before_bytes},
+      {"heap_after_bytes", s.heap_after_bytes},
+      {"rebuild_ms", s.rebuild_ms},
+      {"mark_ms", s.mark.mark_ms},
+      {"sweep_ms", s.sweep.sweep_ms},
+      {"pause_ms", s.pause_ms},
+      {"verify_ms", s.verify_ms},
+      {"mark_details", details},
+      {"generational", s.generational},
+      {"remembered_objects", s.remembered_objects},
+      {"remembered_roots", s.remembered_roots},
+      {"survivors", s.survivors},
+      {"promoted_objects", s.promoted_objects},
+      {"mature_objects", s.mature_objects},
+  };
+}
+
+std::string collection_summary(const CollectionStats& s) {
+  const double mark_s = s.mark.mark_ms / 1000.0;
+  std::string text = fmt::format(
+      "collection {} ({}, {}): {} objects, {} reachable, {} freed; {} edges traversed\n"
+      "  pause {:.3f} ms = mark {:.3f} ms ({:.1f} M edges/s) + sweep {:.3f} ms{}\n"
+      "  heap {:.1f} MiB -> {:.1f} MiB\n",
+      s.index, s.reason, s.collector, s.sweep.objects_before, s.mark.marked_objects, s.sweep.freed_objects,
+      s.mark.edges_traversed, s.pause_ms, s.mark.mark_ms, mark_s > 0 ? s.mark.edges_traversed / mark_s / 1e6 : 0.0,
+      s.sweep.sweep_ms, s.rebuild_ms > 0 ? fmt::format(" + rebuild {:.3f} ms", s.rebuild_ms) : std::string(),
+      s.heap_before_bytes / 1048576.0, s.heap_after_bytes / 1048576.0);
+  for (const auto& [key, value] : s.mark.details) text += fmt::format("  {}: {}\n", key, value);
+  if (s.verify_ms > 0) text += fmt::format("  verified in {:.3f} ms: graph matches heap, marks match serial\n", s.verify_ms);
+  return text;
+}
+
+}  // namespace gcvm
+
+namespace gcvm {
+
+std::string collection_log_line(const CollectionStats& s) {
+  return fmt::format(
+      "[gc {}] {} ({}): heap {:.2f} MiB -> {:.2f} MiB, {} marked, {} freed, pause {:.3f} ms (mark {:.3f} + sweep {:.3f}"
+      "{})",
+      s.index, s.reason, s.collector, s.heap_before_bytes / 1048576.0, s.heap_after_bytes / 1048576.0,
+      s.mark.marked_objects, s.sweep.freed_objects, s.pause_ms, s.mark.mark_ms, s.sweep.sweep_ms,
+      s.rebuild_ms > 0 ? fmt::format(" + rebuild {:.3f}", s.rebuild_ms) : std::string());
+}
+
+void CollectionTotals::add(const CollectionStats& s) {
+  ++collections;
+  marked_objects += s.mark.marked_objects;
+  freed_objects += s.sweep.freed_objects;
+  edges_traversed += s.mark.edges_traversed;
+  pause_ms += s.pause_ms;
+  max_pause_ms = std::max(max_pause_ms, s.pause_ms);
+  mark_ms += s.mark.mark_ms;
+  sweep_ms += s.sweep.sweep_ms;
+  rebuild_ms += s.rebuild_ms;
+  verify_ms += s.verify_ms;
+}
+
+nlohmann::json CollectionTotals::json() const {
+  return {{"collections", collections}, {"marked_objects", marked_objects}, {"freed_objects", freed_objects},
+          {"edges_traversed", edges_traversed}, {"pause_ms", pause_ms}, {"max_pause_ms", max_pause_ms},
+          {"mark_ms", mark_ms}, {"sweep_ms", sweep_ms}, {"rebuild_ms", rebuild_ms}, {"verify_ms", verify_ms}};
+}
+
+std::string CollectionTotals::summary() const {
+  return fmt::format("{} collections: {} marked, {} freed, {} edges traversed; pause {:.3f} ms total (mark {:.3f} + "
+                     "sweep {:.3f}), max {:.3f} ms",
+                     collections, marked_objects, freed_objects, edges_traversed, pause_ms, mark_ms, sweep_ms,
+                     max_pause_ms);
+}
+
+}  // namespace gcvm

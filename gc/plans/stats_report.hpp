@@ -1,0 +1,43 @@
+// How collection statistics are shown: a human summary and a JSON object with the
+// same figures (machine-readable, one object per run, stable key names).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gc/plans/collector.hpp"
+
+namespace gcvm {
+
+nlohmann::json collection_json(const CollectionStats& stats);
+std::string collection_summary(const CollectionStats& stats);
+
+}  // namespace gcvm
+
+namespace gcvm {
+
+/// One line per collection for --gc-log (no newline): number, reason, heap before ->
+/// after, marked and freed objects, pause and its parts.
+std::string collection_log_line(const CollectionStats& stats);
+
+/// Sums over the collections of a run, for the summary at exit.
+struct CollectionTotals {
+  std::uint64_t collections = 0;
+  std::uint64_t marked_objects = 0;
+  std::uint64_t freed_objects = 0;
+  std::uint64_t edges_traversed = 0;
+  double pause_ms = 0;
+  double max_pause_ms = 0;
+  double mark_ms = 0;
+  double sweep_ms = 0;
+  double rebuild_ms = 0;
+  double verify_ms = 0;
+
+  void add(const CollectionStats& stats);
+  nlohmann::json json() const;
+  /// One line (no newline): collections, marked, freed, total and max pause.
+  std::string summary() const;
+};
+
+}  // namespace gcvm
