@@ -120,7 +120,7 @@ void bench_graph(const std::string &spec, const std::string &device,
     bool same = true;
     for (int r = 0; r < repeats; ++r) {
       MarkBitmap marks;
-      last = marker->mark({heap.graph(), roots, blocks, &heap.graph().dirty()},
+      last = marker->mark({heap.graph(), roots, blocks, &heap.graph().changes()},
                           marks);
       same = same && marks == expected &&
              last.marked_objects == want.marked_objects &&

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     Heap heap;
     HeapMaterializer builder(heap);
     build_synthetic_heap(spec, builder);
-    const MarkRequest request{heap.graph(), builder.roots(), heap.blocks().high_water(), &heap.graph().dirty()};
+    const MarkRequest request{heap.graph(), builder.roots(), heap.blocks().high_water(), &heap.graph().changes()};
 
     SerialMarker serial;
     MarkBitmap expected;

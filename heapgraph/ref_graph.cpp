@@ -5,25 +5,29 @@
 namespace gcvm {
 
 RefGraph::RefGraph(std::uint64_t max_vertices, std::uint64_t max_edges)
-    : begin_(max_vertices), degree_(max_vertices), edges_(max_edges), edge_space_(max_edges) {}
+    : begin_(max_vertices), degree_(max_vertices), edges_(max_edges), edge_space_(max_edges),
+      changes_(max_vertices, max_edges) {}
 
 bool RefGraph::grow_vertices(std::uint64_t count) {
-  const std::uint64_t before = begin_.size();
-  if (count <= before) return true;
-  if (!begin_.grow_to(count) || !degree_.grow_to(count)) return false;
-  dirty_.mark_vertices(before, count);
-  return true;
+  if (count <= begin_.size()) return true;
+  return begin_.grow_to(count) && degree_.grow_to(count) && changes_.vertices.resize(count);
 }
 
 std::optional<EdgeIndex> RefGraph::reserve_edges(std::uint64_t count) {
+  const std::uint64_t old_high_water = edge_space_.high_water();
   const auto base = edge_space_.allocate(count);
   if (!base) return std::nullopt;
-  if (!edges_.grow_to(edge_space_.high_water())) {
+  if (!edges_.grow_to(edge_space_.high_water()) || !changes_.edges.resize(edge_space_.high_water())) {
     edge_space_.release(*base, count);
     return std::nullopt;
   }
-  std::fill_n(edges_.data() + *base, count, kNullRef);
-  dirty_.mark_edges(*base, *base + count);
+  // A range reused from the free lists holds its last owner's references: nulling
+  // them is a change. A fresh range (from the old high-water mark up) is growth, which
+  // a consumer copies whole (graph_changes.hpp): no bits.
+  if (*base >= old_high_water)
+    std::fill_n(edges_.data() + *base, count, kNullRef);
+  else
+    set_null(*base, *base + count);
   return base;
 }
 
@@ -31,6 +35,16 @@ void RefGraph::release_edges(EdgeIndex base, std::uint64_t count) { edge_space_.
 
 std::uint64_t RefGraph::committed_bytes() const {
   return begin_.committed_bytes() + degree_.committed_bytes() + edges_.committed_bytes();
+}
+
+void RefGraph::pin_with(const std::shared_ptr<HostPinner>& pinner) const {
+  begin_.pin_with(pinner);
+  degree_.pin_with(pinner);
+  edges_.pin_with(pinner);
+}
+
+std::uint64_t RefGraph::pinned_bytes() const {
+  return begin_.pinned_bytes() + degree_.pinned_bytes() + edges_.pinned_bytes();
 }
 
 }  // namespace gcvm

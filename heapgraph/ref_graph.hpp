@@ -9,12 +9,17 @@
 // - Every reference store in the heap passes through `record_store` (barrier mode) or
 //   the graph is rebuilt before a collection (rebuild mode); either way the graph is
 //   complete when a marker reads it.
-// - Every write to the vertex or edge arrays marks its chunk in `dirty()`, so a
-//   device mirror can copy exactly what changed (DESIGN.md invariant 5).
+// - Every write that changes a vertex (begin or degree) or an edge slot marks it in
+//   `changes()`, so that a device mirror copies what changed and little else
+//   (DESIGN.md invariant 5). Writes compare first: storing the value a slot already
+//   holds marks nothing. Vertices and edges past the old length (growth) are marked
+//   only where a later write changes them; a consumer knows its own length.
 //
 // Memory: 8 bytes (begin) + 4 bytes (degree) per vertex slot and 4 bytes per edge
-// slot (docs/memory-layout.md). Arrays live in address reservations that grow in
-// place, so 100 M objects and 1 G edges never need a copy to grow.
+// slot (docs/memory-layout.md), plus one change bit per vertex and per edge slot.
+// Arrays live in address reservations that grow in place, so 100 M objects and 1 G
+// edges never need a copy to grow. `pin_with` page-locks the three arrays for a
+// device's DMA engines (host_pinning.hpp), now and as they grow.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +27,11 @@
 #include <span>
 #include <string>
 
-#include "heapgraph/dirty_ranges.hpp"
+#include <memory>
+
 #include "heapgraph/edge_space.hpp"
+#include "heapgraph/graph_changes.hpp"
+#include "heapgraph/host_pinning.hpp"
 #include "heapgraph/object_id.hpp"
 #include "heapgraph/virtual_array.hpp"
 
@@ -44,24 +52,22 @@ class RefGraph {
   void release_edges(EdgeIndex base, std::uint64_t count);
   /// Points vertex v at its edge range.
   void assign_vertex(ObjectId v, EdgeIndex begin, std::uint32_t degree) {
+    if (begin_[v] == begin && degree_[v] == degree) return;
     begin_[v] = begin;
     degree_[v] = degree;
-    dirty_.mark_vertex(v);
+    changes_.vertices.mark(v);
   }
   /// Sets every outgoing reference of v to null (a freshly allocated object).
-  void clear_out_edges(ObjectId v) {
-    const EdgeIndex b = begin_[v];
-    const std::uint32_t d = degree_[v];
-    ObjectId* e = edges_.data() + b;
-    for (std::uint32_t i = 0; i < d; ++i) e[i] = kNullRef;
-    dirty_.mark_edges(b, b + d);
-  }
+  void clear_out_edges(ObjectId v) { set_null(begin_[v], begin_[v] + degree_[v]); }
 
   // --- the write barrier: the one entry point for reference stores ---
-  void record_store(ObjectId source, std::uint32_t slot, ObjectId target) {
-    const EdgeIndex e = begin_[source] + slot;
-    edges_[e] = target;
-    dirty_.mark_edge(e);
+  void record_store(ObjectId source, std::uint32_t slot, ObjectId target) { set_edge(begin_[source] + slot, target); }
+  /// Writes edge slot `e` (rebuild mode's store), marking it if the value changes.
+  void set_edge(EdgeIndex e, ObjectId target) {
+    ObjectId& edge = edges_[e];
+    if (edge == target) return;
+    edge = target;
+    changes_.edges.mark(e);
   }
 
   // --- reading (markers, device mirrors, checkers) ---
@@ -75,21 +81,38 @@ class RefGraph {
   const std::uint64_t* begin_data() const { return begin_.data(); }
   const std::uint32_t* degree_data() const { return degree_.data(); }
   const ObjectId* edge_data() const { return edges_.data(); }
-  /// Mutable edge access for rebuild; marks nothing dirty (the caller does).
-  ObjectId* mutable_edge_data() { return edges_.data(); }
 
-  DirtyRanges& dirty() { return dirty_; }
-  const DirtyRanges& dirty() const { return dirty_; }
+  GraphChanges& changes() { return changes_; }
+  const GraphChanges& changes() const { return changes_; }
 
   /// Bytes of host memory the graph's arrays occupy (committed).
   std::uint64_t committed_bytes() const;
 
+  /// Page-locks the begin, degree and edge arrays with `pinner`, now and as they grow.
+  /// Const: pinning changes how the memory can be copied, not what it holds.
+  void pin_with(const std::shared_ptr<HostPinner>& pinner) const;
+  /// Bytes of the three arrays that are pinned, from each array's start.
+  std::uint64_t pinned_bytes() const;
+  std::uint64_t begin_pinned_bytes() const { return begin_.pinned_bytes(); }
+  std::uint64_t degree_pinned_bytes() const { return degree_.pinned_bytes(); }
+  std::uint64_t edge_pinned_bytes() const { return edges_.pinned_bytes(); }
+
  private:
-  VirtualArray<std::uint64_t> begin_;
-  VirtualArray<std::uint32_t> degree_;
-  VirtualArray<ObjectId> edges_;
+  /// Nulls edge slots [begin, end), marking the ones that change.
+  void set_null(EdgeIndex begin, EdgeIndex end) {
+    ObjectId* e = edges_.data();
+    for (EdgeIndex i = begin; i < end; ++i)
+      if (e[i] != kNullRef) {
+        e[i] = kNullRef;
+        changes_.edges.mark(i);
+      }
+  }
+
+  mutable VirtualArray<std::uint64_t> begin_;
+  mutable VirtualArray<std::uint32_t> degree_;
+  mutable VirtualArray<ObjectId> edges_;
   EdgeSpace edge_space_;
-  DirtyRanges dirty_;
+  GraphChanges changes_;
 };
 
 }  // namespace gcvm

@@ -24,6 +24,7 @@ AddressReservation::AddressReservation(std::size_t max_bytes) {
 }
 
 AddressReservation::~AddressReservation() {
+  unpin_all();
   if (base_ != nullptr) munmap(base_, reserved_);
 }
 
@@ -31,15 +32,48 @@ void AddressReservation::swap(AddressReservation& other) noexcept {
   std::swap(base_, other.base_);
   std::swap(reserved_, other.reserved_);
   std::swap(committed_, other.committed_);
+  std::swap(pinner_, other.pinner_);
+  std::swap(unpinner_, other.unpinner_);
+  std::swap(segments_, other.segments_);
+  std::swap(pinned_, other.pinned_);
 }
 
 bool AddressReservation::commit(std::size_t bytes) {
   if (bytes <= committed_) return true;
   if (base_ == nullptr || bytes > reserved_) return false;
-  const std::size_t target = std::min(round_up(bytes, kCommitStep), reserved_);
+  std::size_t target = round_up(bytes, kCommitStep);
+  if (pinner_) target = std::max(target, round_up(committed_ + committed_ / 4, kCommitStep));
+  target = std::min(target, reserved_);
   if (mprotect(base_ + committed_, target - committed_, PROT_READ | PROT_WRITE) != 0) return false;
   committed_ = target;
+  if (pinner_) pin_committed();
   return true;
+}
+
+void AddressReservation::pin_with(std::shared_ptr<HostPinner> pinner) {
+  if (!pinner || pinner == unpinner_ || base_ == nullptr) return;
+  unpin_all();
+  pinner_ = std::move(pinner);
+  unpinner_ = pinner_;
+  pin_committed();
+}
+
+void AddressReservation::pin_committed() {
+  if (pinned_ >= committed_) return;
+  if (!pinner_->pin(base_ + pinned_, committed_ - pinned_)) {
+    pinner_.reset();
+    return;
+  }
+  segments_.push_back(pinned_);
+  pinned_ = committed_;
+}
+
+void AddressReservation::unpin_all() {
+  for (auto it = segments_.rbegin(); it != segments_.rend(); ++it) unpinner_->unpin(base_ + *it);
+  segments_.clear();
+  pinned_ = 0;
+  pinner_.reset();
+  unpinner_.reset();
 }
 
 }  // namespace gcvm

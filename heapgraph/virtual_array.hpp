@@ -5,12 +5,25 @@
 // memory reads as zero. Because the base address never changes, growing costs no
 // copy and no transient double footprint: a 1-billion-edge CSR grows in place, and
 // pointers handed to a device backend for pinned transfers stay valid.
+//
+// Pinning (host_pinning.hpp): once `pin_with` is called, what is committed is
+// page-locked for device DMA, and so is every later commit step, until the
+// reservation is destroyed, which unpins before it unmaps. While pinned, commit steps
+// grow with the reservation (a quarter of what is committed, at least 2 MiB), so a
+// growing array holds a few dozen pinned segments, not one per 2 MiB; those steps are
+// real memory (pinning touches every page), at most a quarter more than committed.
+// A refused pin stops pinning; what was pinned stays pinned. [0, pinned_bytes()) is
+// pinned, in segments that never span a refused step.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <type_traits>
+#include <vector>
+
+#include "heapgraph/host_pinning.hpp"
 
 namespace gcvm {
 
@@ -35,11 +48,23 @@ class AddressReservation {
   std::size_t committed_bytes() const { return committed_; }
   std::size_t reserved_bytes() const { return reserved_; }
 
+  /// Pins what is committed and every later commit step with `pinner` (a second call
+  /// with the same pinner does nothing).
+  void pin_with(std::shared_ptr<HostPinner> pinner);
+  std::size_t pinned_bytes() const { return pinned_; }
+
  private:
   void swap(AddressReservation& other) noexcept;
+  /// Pins [pinned_, committed_) as one segment; stops pinning if refused.
+  void pin_committed();
+  void unpin_all();
   std::byte* base_ = nullptr;
   std::size_t reserved_ = 0;
   std::size_t committed_ = 0;
+  std::shared_ptr<HostPinner> pinner_;  // null: not pinning
+  std::shared_ptr<HostPinner> unpinner_;  // the pinner of `segments_` (kept after a refusal)
+  std::vector<std::size_t> segments_;   // byte offsets where pinned segments start
+  std::size_t pinned_ = 0;
 };
 
 template <typename T>
@@ -60,6 +85,9 @@ class VirtualArray {
   std::size_t size() const { return size_; }
   std::size_t max_size() const { return memory_.reserved_bytes() / sizeof(T); }
   std::size_t committed_bytes() const { return memory_.committed_bytes(); }
+  /// See AddressReservation::pin_with. Pinning changes no element.
+  void pin_with(std::shared_ptr<HostPinner> pinner) { memory_.pin_with(std::move(pinner)); }
+  std::size_t pinned_bytes() const { return memory_.pinned_bytes(); }
 
   T* data() { return reinterpret_cast<T*>(memory_.data()); }
   const T* data() const { return reinterpret_cast<const T*>(memory_.data()); }

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "gc/device/cuda_host_pinner.hpp"
+#include "gc/device/cuda_memory.hpp"
 #include "kernels/common/mark_layout.h"
 #include "kernels/cuda/launchers.hpp"
 
@@ -15,111 +17,14 @@ namespace gcvm {
 
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw DeviceError(fmt::format("CUDA error in {}: {} ({})", what, cudaGetErrorString(status), cudaGetErrorName(status)));
+using cuda_memory::check;
+using cuda_memory::DeviceBuffer;
+using cuda_memory::PinnedBuffer;
+using cuda_memory::PinnedStaging;
+
+constexpr std::size_t element_bytes(MirrorArray array) {
+  return array == MirrorArray::Begin ? sizeof(std::uint64_t) : sizeof(std::uint32_t);
 }
-
-/// A device allocation that grows by half again and frees itself.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (data_ != nullptr) cudaFree(data_);
-  }
-  /// True if the contents were kept (no reallocation was needed).
-  bool reserve(std::size_t bytes, const char* what) {
-    if (bytes <= capacity_) return true;
-    const std::size_t grown = std::max(bytes, capacity_ + capacity_ / 2);
-    if (data_ != nullptr) cudaFree(data_);
-    data_ = nullptr;
-    capacity_ = 0;
-    const cudaError_t status = cudaMalloc(&data_, grown);
-    if (status != cudaSuccess) {
-      cudaGetLastError();
-      throw DeviceError(fmt::format("device out of memory: cudaMalloc of {:.1f} MiB for {} failed ({})",
-                                    grown / 1048576.0, what, cudaGetErrorString(status)));
-    }
-    capacity_ = grown;
-    return false;
-  }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(data_);
-  }
-  std::size_t capacity() const { return capacity_; }
-
- private:
-  void* data_ = nullptr;
-  std::size_t capacity_ = 0;
-};
-
-/// Host-to-device copies through pinned memory. cudaMemcpyAsync from pageable memory
-/// reached only 0.7-1.9 GB/s for the mirror's uploads on the H100 host
-/// (docs/PERFORMANCE.md), so a large copy goes through two pinned chunks instead: the
-/// host fills one while the copy engine drains the other. Small copies, and every copy
-/// if pinned memory cannot be had, go directly.
-class PinnedStaging {
- public:
-  static constexpr std::size_t kChunkBytes = std::size_t{8} << 20;
-  static constexpr std::size_t kDirectBelow = std::size_t{256} << 10;
-
-  PinnedStaging() = default;
-  PinnedStaging(const PinnedStaging&) = delete;
-  PinnedStaging& operator=(const PinnedStaging&) = delete;
-  ~PinnedStaging() { release(); }
-
-  /// Enqueues the copy on `stream`; `from` may be reused when this returns.
-  void copy(void* to, const void* from, std::size_t bytes, cudaStream_t stream) {
-    if (bytes < kDirectBelow || !ready()) {
-      check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream), "a host-to-device copy");
-      return;
-    }
-    std::size_t i = 0;
-    for (std::size_t done = 0; done < bytes; done += kChunkBytes, i ^= 1) {
-      const std::size_t n = std::min(kChunkBytes, bytes - done);
-      check(cudaEventSynchronize(drained_[i]), "a staged host-to-device copy");  // chunk i is free again
-      std::memcpy(chunks_[i], static_cast<const std::byte*>(from) + done, n);
-      check(cudaMemcpyAsync(static_cast<std::byte*>(to) + done, chunks_[i], n, cudaMemcpyHostToDevice, stream),
-            "a staged host-to-device copy");
-      check(cudaEventRecord(drained_[i], stream), "a staged host-to-device copy");
-    }
-  }
-
- private:
-  bool ready() {
-    if (tried_) return usable_;
-    tried_ = true;
-    for (std::size_t i = 0; i < 2; ++i)
-      if (cudaMallocHost(&chunks_[i], kChunkBytes) != cudaSuccess ||
-          cudaEventCreateWithFlags(&drained_[i], cudaEventDisableTiming) != cudaSuccess) {
-        cudaGetLastError();
-        release();
-        return false;
-      }
-    usable_ = true;
-    return true;
-  }
-  void release() {
-    for (std::size_t i = 0; i < 2; ++i) {
-      if (drained_[i] != nullptr) {
-        cudaEventSynchronize(drained_[i]);
-        cudaEventDestroy(drained_[i]);
-      }
-      if (chunks_[i] != nullptr) cudaFreeHost(chunks_[i]);
-      drained_[i] = nullptr;
-      chunks_[i] = nullptr;
-    }
-    usable_ = false;
-  }
-
-  std::array<void*, 2> chunks_{};
-  std::array<cudaEvent_t, 2> drained_{};
-  bool tried_ = false;
-  bool usable_ = false;
-};
 
 class CudaBackend final : public DeviceBackend {
  public:
@@ -138,33 +43,79 @@ class CudaBackend final : public DeviceBackend {
 
   const DeviceInfo& info() const override { return info_; }
 
-  bool reserve_graph(std::uint64_t vertices, std::uint64_t edges) override {
+  void reserve_graph(std::uint64_t vertices, std::uint64_t edges, std::uint64_t keep_vertices,
+                     std::uint64_t keep_edges) override {
     check(cudaSetDevice(device_), "cudaSetDevice");
     const std::uint64_t padded = (edges + GCVM_EDGE_PAD - 1) / GCVM_EDGE_PAD * GCVM_EDGE_PAD + GCVM_EDGE_PAD;
-    bool kept = begin_.reserve(vertices * sizeof(std::uint64_t), "the mirror's begin array");
-    kept = degree_.reserve(vertices * sizeof(std::uint32_t), "the mirror's degree array") && kept;
-    kept = edges_.reserve(padded * sizeof(std::uint32_t), "the mirror's edge array") && kept;
+    begin_.reserve(vertices * sizeof(std::uint64_t), "the mirror's begin array", keep_vertices * sizeof(std::uint64_t),
+                   stream_);
+    degree_.reserve(vertices * sizeof(std::uint32_t), "the mirror's degree array",
+                    keep_vertices * sizeof(std::uint32_t), stream_);
+    edges_.reserve(padded * sizeof(std::uint32_t), "the mirror's edge array", keep_edges * sizeof(std::uint32_t),
+                   stream_);
     vertices_ = vertices;
     queue_bytes_ = std::max<std::uint64_t>(vertices, 1) * sizeof(std::uint32_t);
-    return kept;
   }
 
-  void upload_graph(const std::uint64_t* begin, const std::uint32_t* degree, const ObjectId* edges,
-                    std::uint64_t vertices, std::uint64_t edge_count) override {
-    copy_in(begin_.as<void>(), begin, vertices * sizeof(std::uint64_t));
-    copy_in(degree_.as<void>(), degree, vertices * sizeof(std::uint32_t));
-    copy_in(edges_.as<void>(), edges, edge_count * sizeof(ObjectId));
-    check(cudaStreamSynchronize(stream_), "uploading the reference graph");
+  std::shared_ptr<HostPinner> host_pinner() override { return CudaHostPinner::instance(); }
+
+  void upload_ranges(MirrorArray array, const void* host, std::span<const ElementRange> ranges) override {
+    const std::size_t size = element_bytes(array);
+    auto* device = mirror_array(array).as<std::byte>();
+    const auto* from = static_cast<const std::byte*>(host);
+    const CudaHostPinner& pinner = *CudaHostPinner::instance();
+    batch_to_.clear();
+    batch_from_.clear();
+    batch_bytes_.clear();
+    for (const ElementRange r : ranges) {
+      for (std::size_t at = r.begin * size, end = r.end * size; at < end;) {
+        // The pinned part from `at` goes into the batch; an unpinned part is staged.
+        std::size_t bytes = std::min(pinner.pinned_from(from + at), end - at);
+        if (bytes != 0) {
+          batch_to_.push_back(device + at);
+          batch_from_.push_back(from + at);
+          batch_bytes_.push_back(bytes);
+        } else {
+          bytes = pinner.unpinned_from(from + at, end - at);
+          staging_.copy(device + at, from + at, bytes, stream_);
+        }
+        at += bytes;
+      }
+    }
+    if (batch_to_.empty()) return;
+    cudaMemcpyAttributes attributes{};
+    attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    std::size_t first = 0;
+    check(cudaMemcpyBatchAsync(batch_to_.data(), batch_from_.data(), batch_bytes_.data(), batch_to_.size(), &attributes,
+                               &first, 1, stream_),
+          "uploading the reference graph (cudaMemcpyBatchAsync)");
   }
 
-  void patch_graph(const MirrorPatch& patch) override {
-    packed_.reserve(patch.packed.size() * sizeof(std::uint32_t), "the mirror patch");
-    copy_in(packed_.as<void>(), patch.packed.data(), patch.packed.size() * sizeof(std::uint32_t));
-    scatter(begin_.as<std::uint32_t>(), patch.begin_ranges, 0);
-    scatter(degree_.as<std::uint32_t>(), patch.degree_ranges, 1);
-    scatter(edges_.as<std::uint32_t>(), patch.edge_ranges, 2);
-    check(cudaStreamSynchronize(stream_), "patching the reference graph");
+  std::span<std::byte> patch_buffer(std::uint64_t bytes) override {
+    check(cudaStreamSynchronize(stream_), "waiting for the last mirror patch");
+    return {patch_host_.reserve(std::max<std::uint64_t>(bytes, 8), "the mirror patch"), bytes};
   }
+
+  void apply_patch(const MirrorPatchLayout& layout) override {
+    patch_.reserve(layout.bytes, "the mirror patch");
+    check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data(), layout.bytes, cudaMemcpyHostToDevice, stream_),
+          "uploading the mirror patch");
+    const auto* patch = patch_.as<std::uint32_t>();
+    constexpr std::uint64_t kWord = sizeof(std::uint32_t);
+    for (const MirrorPatchLayout::Pairs& pairs : layout.edge_pairs)
+      check(cuda::launch_patch_pairs(edges_.as<std::uint32_t>(), patch, pairs.offset / kWord, pairs.count, pairs.base,
+                                     stream_),
+            "launching the mirror patch kernel (pairs)");
+    check(cuda::launch_patch_records(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), patch,
+                                     layout.records_offset / kWord, layout.record_count, stream_),
+          "launching the mirror patch kernel (records)");
+    for (const MirrorPatchLayout::Runs& runs : layout.runs)
+      check(cuda::launch_patch_runs(mirror_array(runs.array).as<std::uint32_t>(), patch, runs.offset / kWord,
+                                    runs.count, stream_),
+            "launching the mirror patch kernel (runs)");
+  }
+
+  void finish_sync() override { check(cudaStreamSynchronize(stream_), "syncing the reference graph"); }
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
@@ -251,8 +202,8 @@ class CudaBackend final : public DeviceBackend {
 
   std::uint64_t device_bytes() const override {
     return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
-           queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + packed_.capacity() +
-           ranges_[0].capacity() + ranges_[1].capacity() + ranges_[2].capacity() + lane_pool_.capacity() +
+           queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + patch_.capacity() +
+           lane_pool_.capacity() +
            lane_tables_.capacity() + dfs_state_.capacity() + gather_.capacity() +
            dfs_stack_bytes();
   }
@@ -326,14 +277,8 @@ class CudaBackend final : public DeviceBackend {
     if (bytes != 0) check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToHost, stream_), what);
     check(cudaStreamSynchronize(stream_), what);
   }
-  void scatter(std::uint32_t* destination, const std::vector<MirrorRange>& ranges, int which) {
-    if (ranges.empty()) return;
-    static_assert(sizeof(MirrorRange) == 3 * sizeof(std::uint64_t), "ranges are uploaded as u64 triples");
-    ranges_[which].reserve(ranges.size() * sizeof(MirrorRange), "the mirror patch ranges");
-    copy_in(ranges_[which].as<void>(), ranges.data(), ranges.size() * sizeof(MirrorRange));
-    check(cuda::launch_scatter(destination, packed_.as<std::uint32_t>(), ranges_[which].as<std::uint64_t>(),
-                               static_cast<std::uint32_t>(ranges.size()), stream_),
-          "launching the mirror scatter kernel");
+  DeviceBuffer& mirror_array(MirrorArray array) {
+    return array == MirrorArray::Begin ? begin_ : array == MirrorArray::Degree ? degree_ : edges_;
   }
 
   DeviceInfo info_;
@@ -342,9 +287,12 @@ class CudaBackend final : public DeviceBackend {
   PinnedStaging staging_;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
-  DeviceBuffer begin_, degree_, edges_, marks_, roots_, state_, packed_;
+  DeviceBuffer begin_, degree_, edges_, marks_, roots_, state_, patch_;
   DeviceBuffer queues_[2];
-  DeviceBuffer ranges_[3];
+  PinnedBuffer patch_host_;
+  std::vector<void*> batch_to_;  // the direct copies of one upload_ranges (cudaMemcpyBatchAsync)
+  std::vector<const void*> batch_from_;
+  std::vector<std::size_t> batch_bytes_;
   DeviceBuffer lane_pool_, lane_tables_;
   std::uint64_t queue_bytes_ = 0;
   std::uint64_t vertices_ = 0;

@@ -10,9 +10,9 @@
 // collections; everything else is per collection.
 //
 // Invariants:
-// - After `reserve_graph(V, E)` the mirror can hold V vertices and E edges (+ the
-//   vector padding); `reserve_graph` returns false when it had to reallocate, which
-//   means the mirror's contents are gone and the caller must upload everything.
+// - After `reserve_graph(V, E, keep_v, keep_e)` the mirror can hold V vertices and E
+//   edges (+ the vector padding), and its first keep_v vertices and keep_e edges are
+//   what they were (an array that had to grow was copied on the device).
 // - Every method either completes or throws DeviceError; a failed collection never
 //   hands back a partial mark bitmap (the marker discards what it downloaded).
 // - Operations run in order on one queue/stream; reads (`read_*`) wait for all
@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +28,7 @@
 
 #include "gc/markers/marker.hpp"
 #include "kernels/common/mark_layout.h"
+#include "heapgraph/host_pinning.hpp"
 #include "heapgraph/object_id.hpp"
 
 namespace gcvm {
@@ -82,20 +84,39 @@ inline LanePoolSize lane_pool_size(std::uint64_t vertices, std::uint32_t lanes) 
   return {static_cast<std::uint32_t>(chunks + 1), static_cast<std::uint32_t>(chunks + lanes + 1)};
 }
 
-/// One contiguous copy into a mirror array: `words` 32-bit words from offset
-/// `source` of the packed buffer to offset `destination` of the array.
-struct MirrorRange {
-  std::uint64_t destination = 0;
-  std::uint64_t source = 0;
-  std::uint64_t words = 0;
+/// The mirror's three arrays on the device (kernels/common/mark_layout.h).
+enum class MirrorArray : std::uint32_t { Begin = 0, Degree = 1, Edges = 2 };
+
+/// Elements [begin, end) of one array.
+struct ElementRange {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  friend bool operator==(const ElementRange&, const ElementRange&) = default;
 };
 
-/// Changed parts of the three mirror arrays, packed into one buffer (one copy).
-struct MirrorPatch {
-  std::vector<std::uint32_t> packed;
-  std::vector<MirrorRange> begin_ranges;   // in 32-bit words of the u64 begin array
-  std::vector<MirrorRange> degree_ranges;
-  std::vector<MirrorRange> edge_ranges;
+/// Where the sections of a packed mirror patch lie in the backend's patch buffer
+/// (byte offsets, each 8-byte aligned; kernels/common/memory_ops.h applies them):
+///   edge pairs: `count` (u32 slot - base, u32 value) pairs per 2^32-slot segment;
+///   vertex records: (u32 vertex, u32 degree, u64 begin);
+///   runs: `count` headers (u64 destination word, u64 source word, u64 words) per
+///   array, the source counting 32-bit words of the patch, the destination 32-bit
+///   words of the array (two per vertex of the begin array).
+struct MirrorPatchLayout {
+  struct Pairs {
+    std::uint64_t offset = 0;
+    std::uint64_t count = 0;
+    std::uint64_t base = 0;
+  };
+  struct Runs {
+    MirrorArray array = MirrorArray::Edges;
+    std::uint64_t offset = 0;
+    std::uint64_t count = 0;
+  };
+  std::uint64_t bytes = 0;  // used bytes of the buffer
+  std::vector<Pairs> edge_pairs;
+  std::uint64_t records_offset = 0;
+  std::uint64_t record_count = 0;
+  std::vector<Runs> runs;
 };
 
 class DeviceBackend {
@@ -103,14 +124,26 @@ class DeviceBackend {
   virtual ~DeviceBackend() = default;
   virtual const DeviceInfo& info() const = 0;
 
-  // --- the graph mirror ---
-  /// Makes room for `vertices` and `edges`; false if the contents were dropped.
-  virtual bool reserve_graph(std::uint64_t vertices, std::uint64_t edges) = 0;
-  /// Copies begin/degree [0, vertices) and edges [0, edges) from host arrays.
-  virtual void upload_graph(const std::uint64_t* begin, const std::uint32_t* degree, const ObjectId* edges,
-                            std::uint64_t vertices, std::uint64_t edges_count) = 0;
-  /// Applies a patch with one host-to-device copy and one scatter per array.
-  virtual void patch_graph(const MirrorPatch& patch) = 0;
+  // --- the graph mirror (gc/device/graph_mirror.hpp decides what to copy) ---
+  /// Makes room for `vertices` and `edges` (+ the vector padding), keeping the first
+  /// `keep_vertices` and `keep_edges` entries where the arrays must move to grow.
+  virtual void reserve_graph(std::uint64_t vertices, std::uint64_t edges, std::uint64_t keep_vertices,
+                             std::uint64_t keep_edges) = 0;
+  /// The pinner that page-locks host memory for this backend's DMA, or null where the
+  /// platform cannot pin existing memory (heapgraph/host_pinning.hpp).
+  virtual std::shared_ptr<HostPinner> host_pinner() = 0;
+  /// Enqueues copies of element ranges of the host array `host` (the whole array, of
+  /// `array`'s element type) into the same ranges of the mirror array: by DMA straight
+  /// from the host where its memory is pinned, else through the backend's staging.
+  virtual void upload_ranges(MirrorArray array, const void* host, std::span<const ElementRange> ranges) = 0;
+  /// Host memory for a packed patch of at least `bytes` bytes (pinned where the backend
+  /// can pin); valid until the next call. Waits for the last patch's copy first.
+  virtual std::span<std::byte> patch_buffer(std::uint64_t bytes) = 0;
+  /// Enqueues one copy of the first layout.bytes of the patch buffer and the kernels
+  /// that apply it.
+  virtual void apply_patch(const MirrorPatchLayout& layout) = 0;
+  /// Waits until every enqueued upload and patch is applied.
+  virtual void finish_sync() = 0;
 
   // --- one collection ---
   /// Uploads the roots, sets the mark bitmap (`mark_words` 32-bit words) to

@@ -2,19 +2,36 @@
 //
 // A GraphMirror owns no device memory itself: it decides what to copy and asks its
 // DeviceBackend to copy it. States: empty (nothing uploaded) → synced (device arrays
-// equal the host graph on [0, vertices) and [0, edges)) → stale (the host changed;
-// the changes are recorded in the graph's DirtyRanges) → synced again by `sync`.
+// equal the host graph on [0, vertices()) and [0, edges())) → stale (the host changed;
+// the changes are marked in the graph's GraphChanges) → synced again by `sync`.
 //
-// A sync uploads everything when the mirror is empty, when the device arrays had to
-// be reallocated to grow, when the caller has no dirty ranges to offer, or when the
-// changed bytes are more than half of the whole graph (a packed patch costs a host
-// pack, a copy and a scatter kernel, so past that point one plain copy is cheaper).
-// Otherwise it packs the dirty vertex and edge ranges, plus whatever the graph grew
-// by, into one patch. After a sync the dirty ranges are cleared: the mirror is their
-// only consumer.
+// What crosses the host link. The graph's writers mark every vertex and edge slot
+// whose value changes (heapgraph/graph_changes.hpp), so a sync sends the changed
+// entries and little else:
+//   - long runs of changed entries, and what the graph grew by, go by DMA straight
+//     from the host arrays, which are page-locked for the device where the backend
+//     can pin (heapgraph/host_pinning.hpp): no host-side copy;
+//   - the rest is packed into one patch buffer (pinned too) and uploaded with one copy:
+//     isolated edge changes as (offset, value) pairs, 8 bytes for 4 changed; isolated
+//     vertex changes as (vertex, degree, begin) records, 16 bytes for 12; short runs
+//     with a 24-byte header and their values. Kernels apply the patch on the device
+//     (kernels/common/memory_ops.h).
+// So the bytes a sync moves are at most twice the bytes of graph entries that changed
+// (plus the grown tail, which counts as changed): every encoding above stays within
+// that, and when the changes exceed half of the graph the sync uploads the whole graph
+// instead, which is then also within it. Allocation into a reused slot changes that
+// slot's vertex and edges only: its block neighbours are not sent again.
+//
+// A sync uploads everything when the mirror is empty, when it last synced a different
+// graph, when the caller has no change record, or when someone else cleared the
+// changes since this mirror's last sync (GraphChanges::generation). Device arrays
+// that must grow keep what they hold (a device-to-device copy), so growth never forces
+// a full upload. After a sync the changes are cleared: the mirror is their consumer.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gc/device/device_backend.hpp"
@@ -24,35 +41,65 @@ namespace gcvm {
 
 struct MirrorSyncStats {
   bool full = false;
-  std::uint64_t bytes = 0;
-  std::uint64_t ranges = 0;
-  double ms = 0;
+  std::uint64_t changed_bytes = 0;  // graph entries that changed (and the grown tail), in bytes
+  std::uint64_t bytes = 0;          // what crossed the link: direct + patch
+  std::uint64_t direct_bytes = 0;   // DMA'd straight from the host arrays
+  std::uint64_t direct_ranges = 0;
+  std::uint64_t patch_bytes = 0;    // the packed patch
+  std::uint64_t edge_pairs = 0;
+  std::uint64_t vertex_records = 0;
+  std::uint64_t patch_runs = 0;
+  std::uint64_t pinned_bytes = 0;   // of the host graph's arrays, after the sync
+  double pack_ms = 0;               // finding and packing the changes on the host
+  double ms = 0;                    // the whole sync
+
+  /// The figures as MarkStats::details entries (sync_*), in report order.
+  std::vector<std::pair<std::string, double>> details() const;
 };
 
 class GraphMirror {
  public:
+  /// Runs of at least this many bytes go by DMA from the host arrays; shorter ones are
+  /// packed (a DMA costs microseconds to issue, about as long as packing this much).
+  static constexpr std::uint64_t kDirectBytes = std::uint64_t{64} << 10;
+  /// Edge runs of at least this many slots are packed as runs (24-byte header), shorter
+  /// ones as pairs (8 bytes a slot); vertex runs likewise, against 16-byte records.
+  static constexpr std::uint64_t kEdgeRunMin = 8;
+  static constexpr std::uint64_t kVertexRunMin = 4;
+
   explicit GraphMirror(DeviceBackend& backend) : backend_(backend) {}
 
-  /// Brings the device copy up to date with `graph`. `dirty` is the graph's change
-  /// record since the last sync (cleared here), or null when unknown.
-  MirrorSyncStats sync(const RefGraph& graph, DirtyRanges* dirty);
+  /// Brings the device copy up to date with `graph`. `changes` is the graph's change
+  /// record (cleared here), or null when unknown.
+  MirrorSyncStats sync(const RefGraph& graph, GraphChanges* changes);
 
   std::uint64_t vertices() const { return vertices_; }
   std::uint64_t edges() const { return edges_; }
 
- private:
-  /// What a patch would copy: the dirty ranges plus what the graph grew by, and
-  /// their size in bytes.
-  struct Changes {
-    std::vector<IndexRange> vertices;
-    std::vector<IndexRange> edges;
-    std::uint64_t bytes = 0;
+  /// What a sync of `graph` will send, given its changes and what the device holds
+  /// (`vertices`, `edges`): runs to copy directly per array and what to pack. Public for
+  /// tests of the byte bound.
+  struct Plan {
+    std::vector<ElementRange> direct[3];        // per MirrorArray
+    std::vector<ElementRange> vertex_runs;      // packed: begin words and degrees
+    std::vector<ElementRange> vertex_records;   // packed: one record per vertex
+    std::vector<ElementRange> edge_runs;        // packed runs
+    std::vector<ElementRange> edge_pairs;       // packed: one pair per slot
+    std::uint64_t changed_bytes = 0;
+    std::uint64_t direct_bytes = 0;
+    std::uint64_t patch_bytes = 0;  // of the packed patch (its layout: build_patch)
   };
-  Changes changes(const RefGraph& graph, const DirtyRanges& dirty) const;
-  MirrorPatch build_patch(const RefGraph& graph, const Changes& changes) const;
+  static Plan plan(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges);
+  /// The whole graph as direct ranges.
+  static Plan full_plan(const RefGraph& graph);
+
+ private:
+  /// Packs `plan`'s packed parts into the backend's patch buffer.
+  MirrorPatchLayout build_patch(const RefGraph& graph, const Plan& plan);
 
   DeviceBackend& backend_;
   const RefGraph* graph_ = nullptr;  // the graph the device copy belongs to
+  std::uint64_t generation_ = 0;     // of the graph's changes, after this mirror cleared them
   std::uint64_t vertices_ = 0;
   std::uint64_t edges_ = 0;
 };

@@ -103,20 +103,27 @@ class ClBuffer {
   ~ClBuffer() {
     if (mem_ != nullptr) clReleaseMemObject(mem_);
   }
-  bool reserve(cl_context context, std::size_t bytes, const char* what) {
+  /// Makes room for `bytes`. Where it must reallocate, the first `keep` bytes are
+  /// copied to the new buffer on `queue` (device to device) before the old one is
+  /// released; everything else is undefined.
+  void reserve(cl_context context, std::size_t bytes, const char* what, std::size_t keep = 0,
+               cl_command_queue queue = nullptr) {
     bytes = std::max<std::size_t>(bytes, 16);
-    if (bytes <= capacity_) return true;
+    if (bytes <= capacity_) return;
     const std::size_t grown = std::max(bytes, capacity_ + capacity_ / 2);
-    if (mem_ != nullptr) clReleaseMemObject(mem_);
-    mem_ = nullptr;
-    capacity_ = 0;
     cl_int status = CL_SUCCESS;
-    mem_ = clCreateBuffer(context, CL_MEM_READ_WRITE, grown, nullptr, &status);
+    cl_mem fresh = clCreateBuffer(context, CL_MEM_READ_WRITE, grown, nullptr, &status);
     if (status != CL_SUCCESS)
       throw DeviceError(fmt::format("device out of memory: clCreateBuffer of {:.1f} MiB for {} failed ({})",
                                     grown / 1048576.0, what, cl_error_name(status)));
+    keep = std::min(keep, capacity_);
+    if (keep != 0) {
+      check(clEnqueueCopyBuffer(queue, mem_, fresh, 0, 0, keep, 0, nullptr, nullptr), what);
+      check(clFinish(queue), what);
+    }
+    if (mem_ != nullptr) clReleaseMemObject(mem_);
+    mem_ = fresh;
     capacity_ = grown;
-    return false;
   }
   cl_mem get() const { return mem_; }
   std::size_t capacity() const { return capacity_; }
@@ -125,6 +132,54 @@ class ClBuffer {
   cl_mem mem_ = nullptr;
   std::size_t capacity_ = 0;
 };
+
+/// Host memory for mirror patches: a CL_MEM_ALLOC_HOST_PTR buffer kept mapped, which
+/// NVIDIA's platform allocates page-locked, so writing from it is a DMA; on a CPU
+/// device (PoCL) it is plain host memory. Grows by half again; contents not kept.
+class MappedHostBuffer {
+ public:
+  MappedHostBuffer() = default;
+  MappedHostBuffer(const MappedHostBuffer&) = delete;
+  MappedHostBuffer& operator=(const MappedHostBuffer&) = delete;
+  ~MappedHostBuffer() { release(); }
+  std::byte* reserve(cl_context context, cl_command_queue queue, std::size_t bytes, const char* what) {
+    bytes = std::max<std::size_t>(bytes, 16);
+    if (bytes <= capacity_) return data_;
+    release();
+    queue_ = queue;
+    const std::size_t grown = std::max(bytes, capacity_ + capacity_ / 2);
+    cl_int status = CL_SUCCESS;
+    mem_ = clCreateBuffer(context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, grown, nullptr, &status);
+    check(status, what);
+    void* mapped = clEnqueueMapBuffer(queue, mem_, CL_TRUE, CL_MAP_WRITE, 0, grown, 0, nullptr, nullptr, &status);
+    check(status, what);
+    data_ = static_cast<std::byte*>(mapped);
+    capacity_ = grown;
+    return data_;
+  }
+  std::byte* data() const { return data_; }
+
+ private:
+  void release() {
+    if (mem_ == nullptr) return;
+    if (data_ != nullptr) {
+      clEnqueueUnmapMemObject(queue_, mem_, data_, 0, nullptr, nullptr);
+      clFinish(queue_);
+    }
+    clReleaseMemObject(mem_);
+    mem_ = nullptr;
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  cl_command_queue queue_ = nullptr;
+  cl_mem mem_ = nullptr;
+  std::byte* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+constexpr std::size_t element_bytes(MirrorArray array) {
+  return array == MirrorArray::Begin ? sizeof(std::uint64_t) : sizeof(std::uint32_t);
+}
 
 template <typename... Args>
 void set_args(cl_kernel kernel, const Args&... args) {
@@ -147,7 +202,8 @@ class OpenClBackend final : public DeviceBackend {
   }
   ~OpenClBackend() override {
     release_events();
-    for (cl_kernel k : {seed_, level_, lanes_, fill_, scatter_, dfs_seed_, dfs_run_, dfs_gather_})
+    for (cl_kernel k : {seed_, level_, lanes_, fill_, patch_runs_, patch_pairs_, patch_records_, dfs_seed_, dfs_run_,
+                        dfs_gather_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -156,31 +212,61 @@ class OpenClBackend final : public DeviceBackend {
 
   const DeviceInfo& info() const override { return info_; }
 
-  bool reserve_graph(std::uint64_t vertices, std::uint64_t edges) override {
+  void reserve_graph(std::uint64_t vertices, std::uint64_t edges, std::uint64_t keep_vertices,
+                     std::uint64_t keep_edges) override {
     const std::uint64_t padded = (edges + GCVM_EDGE_PAD - 1) / GCVM_EDGE_PAD * GCVM_EDGE_PAD + GCVM_EDGE_PAD;
-    bool kept = begin_.reserve(context_, vertices * sizeof(std::uint64_t), "the mirror's begin array");
-    kept = degree_.reserve(context_, vertices * sizeof(std::uint32_t), "the mirror's degree array") && kept;
-    kept = edges_.reserve(context_, padded * sizeof(std::uint32_t), "the mirror's edge array") && kept;
+    begin_.reserve(context_, vertices * sizeof(std::uint64_t), "the mirror's begin array",
+                   keep_vertices * sizeof(std::uint64_t), queue_);
+    degree_.reserve(context_, vertices * sizeof(std::uint32_t), "the mirror's degree array",
+                    keep_vertices * sizeof(std::uint32_t), queue_);
+    edges_.reserve(context_, padded * sizeof(std::uint32_t), "the mirror's edge array",
+                   keep_edges * sizeof(std::uint32_t), queue_);
     vertices_ = vertices;
-    return kept;
   }
 
-  void upload_graph(const std::uint64_t* begin, const std::uint32_t* degree, const ObjectId* edges,
-                    std::uint64_t vertices, std::uint64_t edge_count) override {
-    write(begin_, begin, vertices * sizeof(std::uint64_t));
-    write(degree_, degree, vertices * sizeof(std::uint32_t));
-    write(edges_, edges, edge_count * sizeof(ObjectId));
-    check(clFinish(queue_), "uploading the reference graph");
+  /// OpenCL (1.2 and 3.0) has no way to page-lock memory it did not allocate: direct
+  /// ranges are written from the host arrays as they are (NVIDIA's platform stages
+  /// pageable memory itself; PoCL copies with memcpy).
+  std::shared_ptr<HostPinner> host_pinner() override { return nullptr; }
+
+  void upload_ranges(MirrorArray array, const void* host, std::span<const ElementRange> ranges) override {
+    const std::size_t size = element_bytes(array);
+    const auto* from = static_cast<const std::byte*>(host);
+    for (const ElementRange r : ranges)
+      check(clEnqueueWriteBuffer(queue_, mirror_array(array).get(), CL_FALSE, r.begin * size, (r.end - r.begin) * size,
+                                 from + r.begin * size, 0, nullptr, nullptr),
+            "uploading the reference graph");
   }
 
-  void patch_graph(const MirrorPatch& patch) override {
-    packed_.reserve(context_, patch.packed.size() * sizeof(std::uint32_t), "the mirror patch");
-    write(packed_, patch.packed.data(), patch.packed.size() * sizeof(std::uint32_t));
-    scatter(begin_, patch.begin_ranges, 0);
-    scatter(degree_, patch.degree_ranges, 1);
-    scatter(edges_, patch.edge_ranges, 2);
-    check(clFinish(queue_), "patching the reference graph");
+  std::span<std::byte> patch_buffer(std::uint64_t bytes) override {
+    check(clFinish(queue_), "waiting for the last mirror patch");
+    return {patch_host_.reserve(context_, queue_, bytes, "the mirror patch"), bytes};
   }
+
+  void apply_patch(const MirrorPatchLayout& layout) override {
+    patch_.reserve(context_, layout.bytes, "the mirror patch");
+    check(clEnqueueWriteBuffer(queue_, patch_.get(), CL_FALSE, 0, layout.bytes, patch_host_.data(), 0, nullptr, nullptr),
+          "uploading the mirror patch");
+    constexpr cl_ulong kWord = sizeof(std::uint32_t);
+    for (const MirrorPatchLayout::Pairs& pairs : layout.edge_pairs) {
+      const cl_ulong first = pairs.offset / kWord, count = pairs.count, base = pairs.base;
+      set_args(patch_pairs_, edges_.get(), patch_.get(), first, count, base);
+      launch_kernel(patch_pairs_, item_groups(count), "the mirror patch kernel (pairs)");
+    }
+    if (layout.record_count != 0) {
+      const cl_ulong first = layout.records_offset / kWord, count = layout.record_count;
+      set_args(patch_records_, begin_.get(), degree_.get(), patch_.get(), first, count);
+      launch_kernel(patch_records_, item_groups(count), "the mirror patch kernel (records)");
+    }
+    for (const MirrorPatchLayout::Runs& runs : layout.runs) {
+      const cl_ulong headers = runs.offset / kWord, count = runs.count;
+      set_args(patch_runs_, mirror_array(runs.array).get(), patch_.get(), headers, count);
+      launch_kernel(patch_runs_, static_cast<std::uint32_t>(std::min<cl_ulong>(count, 4096)),
+                    "the mirror patch kernel (runs)");
+    }
+  }
+
+  void finish_sync() override { check(clFinish(queue_), "syncing the reference graph"); }
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
@@ -265,9 +351,8 @@ class OpenClBackend final : public DeviceBackend {
 
   std::uint64_t device_bytes() const override {
     std::uint64_t total = 0;
-    for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &packed_, &queues_[0],
-                              &queues_[1], &ranges_[0], &ranges_[1], &ranges_[2], &lane_pool_, &lane_tables_,
-                              &dfs_state_, &gather_})
+    for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &patch_, &queues_[0],
+                              &queues_[1], &lane_pool_, &lane_tables_, &dfs_state_, &gather_})
       total += b->capacity();
     return total + dfs_stack_bytes();
   }
@@ -345,7 +430,9 @@ class OpenClBackend final : public DeviceBackend {
     level_ = make_kernel("gcvm_bfs_level_kernel");
     lanes_ = make_kernel("gcvm_bfs_lane_kernel");
     fill_ = make_kernel("gcvm_fill_kernel");
-    scatter_ = make_kernel("gcvm_scatter_kernel");
+    patch_runs_ = make_kernel("gcvm_patch_runs_kernel");
+    patch_pairs_ = make_kernel("gcvm_patch_pairs_kernel");
+    patch_records_ = make_kernel("gcvm_patch_records_kernel");
     dfs_seed_ = make_kernel("gcvm_dfs_seed_kernel");
     dfs_run_ = make_kernel("gcvm_dfs_run_kernel");
     dfs_gather_ = make_kernel("gcvm_dfs_gather_kernel");
@@ -369,14 +456,12 @@ class OpenClBackend final : public DeviceBackend {
     if (bytes != 0) check(clEnqueueReadBuffer(queue_, from.get(), CL_TRUE, 0, bytes, to, 0, nullptr, nullptr), what);
     check(clFinish(queue_), what);
   }
-  void scatter(ClBuffer& destination, const std::vector<MirrorRange>& ranges, int which) {
-    if (ranges.empty()) return;
-    static_assert(sizeof(MirrorRange) == 3 * sizeof(std::uint64_t), "ranges are uploaded as u64 triples");
-    ranges_[which].reserve(context_, ranges.size() * sizeof(MirrorRange), "the mirror patch ranges");
-    write(ranges_[which], ranges.data(), ranges.size() * sizeof(MirrorRange));
-    const auto count = static_cast<cl_uint>(ranges.size());
-    set_args(scatter_, destination.get(), packed_.get(), ranges_[which].get(), count);
-    launch_kernel(scatter_, std::min<std::uint32_t>(count, 4096), "the mirror scatter kernel");
+  ClBuffer& mirror_array(MirrorArray array) {
+    return array == MirrorArray::Begin ? begin_ : array == MirrorArray::Degree ? degree_ : edges_;
+  }
+  /// Groups for `items` items of one thread each, capped (the kernels stride).
+  static std::uint32_t item_groups(std::uint64_t items) {
+    return static_cast<std::uint32_t>(std::clamp<std::uint64_t>((items + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE, 1, 4096));
   }
   /// Fills with the gcvm_fill_kernel (kernels/common/memory_ops.h says why not
   /// clEnqueueFillBuffer).
@@ -401,11 +486,12 @@ class OpenClBackend final : public DeviceBackend {
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
-  cl_kernel seed_ = nullptr, level_ = nullptr, lanes_ = nullptr, fill_ = nullptr, scatter_ = nullptr;
+  cl_kernel seed_ = nullptr, level_ = nullptr, lanes_ = nullptr, fill_ = nullptr;
+  cl_kernel patch_runs_ = nullptr, patch_pairs_ = nullptr, patch_records_ = nullptr;
   cl_event start_ = nullptr, stop_ = nullptr;
-  ClBuffer begin_, degree_, edges_, marks_, roots_, state_, packed_;
+  ClBuffer begin_, degree_, edges_, marks_, roots_, state_, patch_;
   ClBuffer queues_[2];
-  ClBuffer ranges_[3];
+  MappedHostBuffer patch_host_;
   ClBuffer lane_pool_, lane_tables_;
   std::uint64_t vertices_ = 0;
   cl_kernel dfs_seed_ = nullptr, dfs_run_ = nullptr, dfs_gather_ = nullptr;

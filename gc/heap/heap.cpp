@@ -161,13 +161,8 @@ void for_each_reference_slot(const Heapish& heap, F&& check) {
 }  // namespace
 
 void Heap::rebuild_graph() {
-  ObjectId* edges = graph_.mutable_edge_data();
   for_each_reference_slot(*this, [&](ObjectId obj, std::uint64_t slot, ObjectId value) {
-    const EdgeIndex e = graph_.begin(obj) + slot;
-    if (edges[e] != value) {
-      edges[e] = value;
-      graph_.dirty().mark_edge(e);
-    }
+    graph_.set_edge(graph_.begin(obj) + slot, value);
   });
 }
 

@@ -120,8 +120,8 @@ class Heap {
   /// The generations of a generational heap; null otherwise.
   Generations* generations() { return generations_.get(); }
   const Generations* generations() const { return generations_.get(); }
-  /// Rebuild mode: rewrites every live object's edges from its fields (only changed
-  /// chunks become dirty).
+  /// Rebuild mode: rewrites every live object's edges from its fields (only slots
+  /// that change are marked in the graph's changes).
   void rebuild_graph();
   /// Compares the graph with the heap; empty if equal, else the first mismatches.
   std::string verify_graph() const;

@@ -78,7 +78,7 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   const Stopwatch clock;
   MarkStats stats;
   const DeviceInfo& info = backend.info();
-  const MirrorSyncStats sync = mirror.sync(request.graph, request.dirty);
+  const MirrorSyncStats sync = mirror.sync(request.graph, request.changes);
 
   BfsLaunch launch;
   launch.flags = (options_.prefix_offsets ? GCVM_BFS_PREFIX : 0u) | (options_.vector_loads ? GCVM_BFS_VECTOR : 0u) |
@@ -148,11 +148,8 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   stats.edges_traversed = gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
   const std::uint32_t levels = state[GCVM_STATE_LEVELS_RUN];
-  stats.details = {
-      {"sync_full", sync.full ? 1.0 : 0.0},
-      {"sync_bytes", static_cast<double>(sync.bytes)},
-      {"sync_ranges", static_cast<double>(sync.ranges)},
-      {"sync_ms", sync.ms},
+  stats.details = sync.details();
+  stats.details.insert(stats.details.end(), {
       {"root_bytes", static_cast<double>(request.roots.size_bytes())},
       {"root_upload_ms", roots_ms},
       {"kernel_ms", kernel_ms},
@@ -166,7 +163,7 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
       {"mark_download_ms", download_ms},
       {"groups", static_cast<double>(launch.groups)},
       {"device_bytes", static_cast<double>(backend.device_bytes())},
-  };
+  });
   return stats;
 }
 

@@ -2,7 +2,7 @@
 // CUDA or OpenCL (kernels/common/bfs_mark.h has the algorithm and its departures
 // from the paper).
 //
-// A collection: sync the device mirror of the CSR from the graph's dirty ranges
+// A collection: sync the device mirror of the CSR from the graph's change record
 // (GraphMirror) → upload the roots, clear the bitmap → seed kernel (claims the
 // roots) → one kernel per BFS level, enqueued in growing batches (1, 2, 4, ... 64
 // levels) with one small state read between batches, never one per level unless

@@ -99,7 +99,7 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
                                        MarkBitmap& out) {
   const Stopwatch clock;
   MarkStats stats;
-  const MirrorSyncStats sync = mirror.sync(request.graph, request.dirty);
+  const MirrorSyncStats sync = mirror.sync(request.graph, request.changes);
 
   DfsLaunch launch;
   launch.flags = (options_.checked_atomics ? GCVM_DFS_CHECKED : 0u) | (options_.vector_loads ? GCVM_DFS_VECTOR : 0u) |
@@ -187,11 +187,8 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   stats.edges_traversed = gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
   const std::uint64_t local_bytes = options_.local_stack != 0 ? kLocalStackBytesPerGroup * launch.groups : 0;
-  stats.details = {
-      {"sync_full", sync.full ? 1.0 : 0.0},
-      {"sync_bytes", static_cast<double>(sync.bytes)},
-      {"sync_ranges", static_cast<double>(sync.ranges)},
-      {"sync_ms", sync.ms},
+  stats.details = sync.details();
+  stats.details.insert(stats.details.end(), {
       {"root_bytes", static_cast<double>(request.roots.size_bytes())},
       {"root_upload_ms", roots_ms},
       {"kernel_ms", kernel_ms},
@@ -216,7 +213,7 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
       {"stack_peak_bytes", static_cast<double>(backend.dfs_stack_bytes())},
       {"local_stack_bytes", static_cast<double>(local_bytes)},
       {"device_bytes", static_cast<double>(backend.device_bytes())},
-  };
+  });
   return stats;
 }
 

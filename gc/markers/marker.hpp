@@ -1,7 +1,7 @@
 // The Marker interface: every collector's mark phase has this shape.
 //
 // In:  the CSR reference graph, the roots (kNullRef entries are skipped), the
-//      number of blocks the bitmap must cover, and the graph's dirty ranges.
+//      number of blocks the bitmap must cover, and the graph's change record.
 // Out: the mark bitmap (DESIGN.md invariant 2) and MarkStats.
 //
 // Contract (invariant 4): for the same input, every marker with every option sets
@@ -41,7 +41,7 @@ struct MarkRequest {
   /// What changed in `graph` since a device mirror last synced (DESIGN.md invariant
   /// 5), or null when unknown. A device marker consumes and clears it; CPU markers
   /// ignore it.
-  DirtyRanges* dirty = nullptr;
+  GraphChanges* changes = nullptr;
   /// Objects to treat as marked and not to scan, one word per block as in MarkBitmap
   /// (at most block_count words; missing words are 0). Empty for a full mark.
   std::span<const std::uint64_t> premarked = {};

@@ -70,7 +70,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.remembered_objects = generations->remembered_count();
     stats.remembered_roots = young_roots_.size() - roots.size();
   }
-  const MarkRequest request{heap_.graph(), mark_roots, heap_.blocks().high_water(), &heap_.graph().dirty(), premarked};
+  const MarkRequest request{heap_.graph(), mark_roots, heap_.blocks().high_water(), &heap_.graph().changes(), premarked};
   stats.mark = marker_->mark(request, marks_);
 
   if (verify_) {

@@ -1,23 +1,49 @@
 /* Device memory helpers shared by the backends, in the dialect of portable.h: the
- * mirror's scatter of packed dirty ranges, and a fill. The OpenCL backend fills with
+ * kernels that apply a mirror patch, and a fill. The OpenCL backend fills with
  * this kernel rather than clEnqueueFillBuffer, whose built-in kernel PoCL 5's CPU
  * device fails to compile (an assertion in its work-group compiler, seen on the GPU
- * machine's Ubuntu 24.04 PoCL 5.0). */
+ * machine's Ubuntu 24.04 PoCL 5.0).
+ *
+ * A mirror patch (gc/device/device_backend.hpp, MirrorPatchLayout) is one buffer of
+ * 32-bit words holding sections at 8-byte-aligned word offsets: edge pairs (slot -
+ * base, value), vertex records (vertex, degree, begin as two words) and runs (u64
+ * headers: destination word, source word, words). Each kernel below applies one
+ * section; sections never overlap in what they write (each entry of the graph is in
+ * at most one of them), so their order does not matter. */
 #ifndef GCVM_KERNELS_MEMORY_OPS_H
 #define GCVM_KERNELS_MEMORY_OPS_H
 
 #include "mark_layout.h"
 #include "portable.h"
 
-/* Mirror sync: copies packed dirty ranges into place. `ranges` holds triples
- * (destination word, source word, words), one group per range at a time. */
-GCVM_DEVICE void gcvm_scatter_ranges(GCVM_GLOBAL gcvm_u32* destination, const GCVM_GLOBAL gcvm_u32* packed,
-                                     const GCVM_GLOBAL gcvm_u64* ranges, gcvm_u32 range_count) {
-  for (gcvm_u32 r = GCVM_GROUP_ID(); r < range_count; r += GCVM_GROUP_COUNT()) {
-    const gcvm_u64 to = ranges[3u * r];
-    const gcvm_u64 from = ranges[3u * r + 1u];
-    const gcvm_u64 words = ranges[3u * r + 2u];
-    for (gcvm_u64 k = GCVM_LOCAL_ID(); k < words; k += GCVM_GROUP_SIZE) destination[to + k] = packed[from + k];
+/* Runs: `count` headers at word `headers` of the patch, one group per run at a time. */
+GCVM_DEVICE void gcvm_patch_runs(GCVM_GLOBAL gcvm_u32* destination, const GCVM_GLOBAL gcvm_u32* patch,
+                                 gcvm_u64 headers, gcvm_u64 count) {
+  const GCVM_GLOBAL gcvm_u64* runs = (const GCVM_GLOBAL gcvm_u64*)(patch + headers);
+  for (gcvm_u64 r = GCVM_GROUP_ID(); r < count; r += GCVM_GROUP_COUNT()) {
+    const gcvm_u64 to = runs[3u * r];
+    const gcvm_u64 from = runs[3u * r + 1u];
+    const gcvm_u64 words = runs[3u * r + 2u];
+    for (gcvm_u64 k = GCVM_LOCAL_ID(); k < words; k += GCVM_GROUP_SIZE) destination[to + k] = patch[from + k];
+  }
+}
+
+/* Edge pairs: `count` (slot - base, value) pairs from word `first` of the patch. */
+GCVM_DEVICE void gcvm_patch_pairs(GCVM_GLOBAL gcvm_u32* edges, const GCVM_GLOBAL gcvm_u32* patch, gcvm_u64 first,
+                                  gcvm_u64 count, gcvm_u64 base) {
+  const gcvm_u64 stride = (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE;
+  for (gcvm_u64 i = (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE + GCVM_LOCAL_ID(); i < count; i += stride)
+    edges[base + patch[first + 2u * i]] = patch[first + 2u * i + 1u];
+}
+
+/* Vertex records: `count` (vertex, degree, begin low, begin high) from word `first`. */
+GCVM_DEVICE void gcvm_patch_records(GCVM_GLOBAL gcvm_u64* begin, GCVM_GLOBAL gcvm_u32* degree,
+                                    const GCVM_GLOBAL gcvm_u32* patch, gcvm_u64 first, gcvm_u64 count) {
+  const gcvm_u64 stride = (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE;
+  for (gcvm_u64 i = (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE + GCVM_LOCAL_ID(); i < count; i += stride) {
+    const GCVM_GLOBAL gcvm_u32* record = patch + first + 4u * i;
+    degree[record[0]] = record[1];
+    begin[record[0]] = (gcvm_u64)record[2] | ((gcvm_u64)record[3] << 32);
   }
 }
 

@@ -1,10 +1,13 @@
 #include <doctest/doctest.h>
 
+#include <utility>
+#include <vector>
+
 #include "heapgraph/ref_graph.hpp"
 
 using namespace gcvm;
 
-TEST_CASE("reserved edges are null, stores land in the vertex's range and mark it dirty") {
+TEST_CASE("reserved edges are null, stores land in the vertex's range and mark exactly their slot") {
   RefGraph graph(1 << 16, 1 << 20);
   REQUIRE(graph.grow_vertices(128));
   const auto base = graph.reserve_edges(64 * 3);
@@ -12,17 +15,43 @@ TEST_CASE("reserved edges are null, stores land in the vertex's range and mark i
   for (ObjectId v = 0; v < 64; ++v) graph.assign_vertex(v, *base + v * 3, 3);
   for (ObjectId v = 0; v < 64; ++v)
     for (ObjectId t : graph.out_edges(v)) CHECK(t == kNullRef);
-  graph.dirty().clear();
+  CHECK_FALSE(graph.changes().edges.any());  // fresh edges are growth: a consumer copies them by length
+  graph.changes().clear();
   graph.record_store(10, 2, 7);
   CHECK(graph.out_edges(10)[2] == 7);
   CHECK(graph.out_edges(10)[0] == kNullRef);
-  const auto ranges = graph.dirty().edge_ranges(graph.edge_count());
-  REQUIRE(ranges.size() == 1);
-  CHECK(ranges[0].begin <= *base + 32);
-  CHECK(ranges[0].end > *base + 32);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+  graph.changes().edges.for_each_run(graph.edge_count(), [&](auto b, auto e) { runs.emplace_back(b, e); });
+  CHECK(runs == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{*base + 32, *base + 33}});
+  CHECK_FALSE(graph.changes().vertices.any());
+  graph.changes().clear();
+  graph.record_store(10, 2, 7);  // the same value: no change
+  CHECK_FALSE(graph.changes().any());
   graph.clear_out_edges(10);
   CHECK(graph.out_edges(10)[2] == kNullRef);
+  CHECK(graph.changes().edges.count(graph.edge_count()) == 1);
+  graph.assign_vertex(10, *base + 30, 3);  // the same range: no change
+  CHECK_FALSE(graph.changes().vertices.any());
+  graph.assign_vertex(10, *base, 2);
+  CHECK(graph.changes().vertices.count(graph.vertex_count()) == 1);
   CHECK(graph.degree(100) == 0);
+}
+
+TEST_CASE("a reused edge range is nulled, and only its non-null slots count as changes") {
+  RefGraph graph(1 << 16, 1 << 20);
+  REQUIRE(graph.grow_vertices(64));
+  const auto first = graph.reserve_edges(8);
+  REQUIRE(first);
+  graph.assign_vertex(0, *first, 8);
+  graph.record_store(0, 1, 5);
+  graph.record_store(0, 6, 9);
+  graph.release_edges(*first, 8);
+  graph.changes().clear();
+  const auto again = graph.reserve_edges(8);
+  REQUIRE(again);
+  CHECK(*again == *first);
+  for (std::uint64_t e = *again; e < *again + 8; ++e) CHECK(graph.edge_data()[e] == kNullRef);
+  CHECK(graph.changes().edges.count(graph.edge_count()) == 2);
 }
 
 TEST_CASE("the graph grows in place") {

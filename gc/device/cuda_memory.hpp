@@ -1,0 +1,173 @@
+// CUDA memory for the CUDA backend (gc/device/cuda_backend.cpp): device buffers that
+// grow, pinned host buffers, and host-to-device copies that use the fastest path the
+// host memory allows.
+//
+// Copy paths, measured on the H100 machine's host link (DESIGN.md, performance notes):
+// DMA from page-locked memory runs at about 55 GB/s; from pageable memory at 8.7-9.6
+// GB/s; a host memcpy into a pinned buffer at 12.8 GB/s. So host memory that the
+// mirror uploads is pinned where it lives (CudaHostPinner), a patch is packed straight
+// into a pinned buffer (PinnedBuffer), and only memory that could not be pinned goes
+// through PinnedStaging's two pinned chunks.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstring>
+
+#include "gc/device/device_backend.hpp"
+
+namespace gcvm::cuda_memory {
+
+inline void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw DeviceError(fmt::format("CUDA error in {}: {} ({})", what, cudaGetErrorString(status), cudaGetErrorName(status)));
+}
+
+/// A device allocation that grows by half again and frees itself.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (data_ != nullptr) cudaFree(data_);
+  }
+  /// Makes room for `bytes`. Where it must reallocate, the first `keep` bytes are
+  /// copied to the new allocation on `stream` (device to device) before the old one
+  /// is freed; everything else is undefined.
+  void reserve(std::size_t bytes, const char* what, std::size_t keep = 0, cudaStream_t stream = nullptr) {
+    if (bytes <= capacity_) return;
+    const std::size_t grown = std::max(bytes, capacity_ + capacity_ / 2);
+    void* fresh = nullptr;
+    const cudaError_t status = cudaMalloc(&fresh, grown);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw DeviceError(fmt::format("device out of memory: cudaMalloc of {:.1f} MiB for {} failed ({})",
+                                    grown / 1048576.0, what, cudaGetErrorString(status)));
+    }
+    keep = std::min(keep, capacity_);
+    if (keep != 0) {
+      check(cudaMemcpyAsync(fresh, data_, keep, cudaMemcpyDeviceToDevice, stream), what);
+      check(cudaStreamSynchronize(stream), what);
+    }
+    if (data_ != nullptr) cudaFree(data_);
+    data_ = fresh;
+    capacity_ = grown;
+  }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+/// Page-locked host memory (cudaMallocHost) that grows by half again; contents are
+/// not kept when it grows.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  std::byte* reserve(std::size_t bytes, const char* what) {
+    if (bytes > capacity_) {
+      const std::size_t grown = std::max(bytes, capacity_ + capacity_ / 2);
+      if (data_ != nullptr) cudaFreeHost(data_);
+      data_ = nullptr;
+      capacity_ = 0;
+      void* fresh = nullptr;
+      const cudaError_t status = cudaMallocHost(&fresh, grown);
+      if (status != cudaSuccess) {
+        cudaGetLastError();
+        throw DeviceError(fmt::format("host out of pinned memory: cudaMallocHost of {:.1f} MiB for {} failed ({})",
+                                      grown / 1048576.0, what, cudaGetErrorString(status)));
+      }
+      data_ = static_cast<std::byte*>(fresh);
+      capacity_ = grown;
+    }
+    return data_;
+  }
+  std::byte* data() const { return data_; }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+/// Host-to-device copies from pageable memory through pinned memory. cudaMemcpyAsync
+/// from pageable memory reached only 0.7-1.9 GB/s for the mirror's uploads on the H100
+/// host (docs/PERFORMANCE.md), so a large copy goes through two pinned chunks instead:
+/// the host fills one while the copy engine drains the other. Small copies, and every
+/// copy if pinned memory cannot be had, go directly.
+class PinnedStaging {
+ public:
+  static constexpr std::size_t kChunkBytes = std::size_t{8} << 20;
+  static constexpr std::size_t kDirectBelow = std::size_t{256} << 10;
+
+  PinnedStaging() = default;
+  PinnedStaging(const PinnedStaging&) = delete;
+  PinnedStaging& operator=(const PinnedStaging&) = delete;
+  ~PinnedStaging() { release(); }
+
+  /// Enqueues the copy on `stream`; `from` may be reused when this returns.
+  void copy(void* to, const void* from, std::size_t bytes, cudaStream_t stream) {
+    if (bytes < kDirectBelow || !ready()) {
+      check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream), "a host-to-device copy");
+      return;
+    }
+    std::size_t i = 0;
+    for (std::size_t done = 0; done < bytes; done += kChunkBytes, i ^= 1) {
+      const std::size_t n = std::min(kChunkBytes, bytes - done);
+      check(cudaEventSynchronize(drained_[i]), "a staged host-to-device copy");  // chunk i is free again
+      std::memcpy(chunks_[i], static_cast<const std::byte*>(from) + done, n);
+      check(cudaMemcpyAsync(static_cast<std::byte*>(to) + done, chunks_[i], n, cudaMemcpyHostToDevice, stream),
+            "a staged host-to-device copy");
+      check(cudaEventRecord(drained_[i], stream), "a staged host-to-device copy");
+    }
+  }
+
+ private:
+  bool ready() {
+    if (tried_) return usable_;
+    tried_ = true;
+    for (std::size_t i = 0; i < 2; ++i)
+      if (cudaMallocHost(&chunks_[i], kChunkBytes) != cudaSuccess ||
+          cudaEventCreateWithFlags(&drained_[i], cudaEventDisableTiming) != cudaSuccess) {
+        cudaGetLastError();
+        release();
+        return false;
+      }
+    usable_ = true;
+    return true;
+  }
+  void release() {
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (drained_[i] != nullptr) {
+        cudaEventSynchronize(drained_[i]);
+        cudaEventDestroy(drained_[i]);
+      }
+      if (chunks_[i] != nullptr) cudaFreeHost(chunks_[i]);
+      drained_[i] = nullptr;
+      chunks_[i] = nullptr;
+    }
+    usable_ = false;
+  }
+
+  std::array<void*, 2> chunks_{};
+  std::array<cudaEvent_t, 2> drained_{};
+  bool tried_ = false;
+  bool usable_ = false;
+};
+
+}  // namespace gcvm::cuda_memory

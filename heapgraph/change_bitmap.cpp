@@ -1,0 +1,43 @@
+#include "heapgraph/change_bitmap.hpp"
+
+#include <algorithm>
+
+namespace gcvm {
+
+ChangeBitmap::ChangeBitmap(std::uint64_t max_indices)
+    : bits_((max_indices + 63) / 64), summary_((max_indices + kIndicesPerChunk * 64 - 1) / (kIndicesPerChunk * 64)) {}
+
+bool ChangeBitmap::resize(std::uint64_t count) {
+  if (count <= size_) return true;
+  if (!bits_.grow_to((count + 63) / 64)) return false;
+  if (!summary_.grow_to((count + kIndicesPerChunk * 64 - 1) / (kIndicesPerChunk * 64))) return false;
+  size_ = count;
+  return true;
+}
+
+std::uint64_t ChangeBitmap::count(std::uint64_t limit) const {
+  std::uint64_t n = 0;
+  for_each_run(limit, [&](std::uint64_t begin, std::uint64_t end) { n += end - begin; });
+  return n;
+}
+
+bool ChangeBitmap::any() const {
+  const std::uint64_t words = summary_words();
+  return std::any_of(summary_.data(), summary_.data() + words, [](std::uint64_t w) { return w != 0; });
+}
+
+void ChangeBitmap::clear() {
+  ++generation_;
+  const std::uint64_t words = summary_words();
+  for (std::uint64_t s = 0; s < words; ++s) {
+    for (std::uint64_t chunks = summary_[s]; chunks != 0; chunks &= chunks - 1) {
+      const std::uint64_t chunk = s * 64 + static_cast<std::uint64_t>(std::countr_zero(chunks));
+      const std::uint64_t first = chunk * kWordsPerChunk;
+      const std::uint64_t last = std::min(first + kWordsPerChunk, (size_ + 63) / 64);
+      if (first < last) std::fill(bits_.data() + first, bits_.data() + last, 0);
+    }
+    summary_[s] = 0;
+  }
+}
+
+}  // namespace gcvm

@@ -1,0 +1,85 @@
+#include <doctest/doctest.h>
+
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "heapgraph/change_bitmap.hpp"
+
+using gcvm::ChangeBitmap;
+using Runs = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+namespace {
+
+Runs runs_of(const ChangeBitmap& bits, std::uint64_t limit) {
+  Runs runs;
+  bits.for_each_run(limit, [&](std::uint64_t b, std::uint64_t e) { runs.emplace_back(b, e); });
+  return runs;
+}
+
+/// Maximal runs of `set` below `limit`: the reference the bitmap is checked against.
+Runs runs_of(const std::set<std::uint64_t>& set, std::uint64_t limit) {
+  Runs runs;
+  for (std::uint64_t i : set) {
+    if (i >= limit) break;
+    if (!runs.empty() && runs.back().second == i)
+      ++runs.back().second;
+    else
+      runs.emplace_back(i, i + 1);
+  }
+  return runs;
+}
+
+}  // namespace
+
+TEST_CASE("change runs are maximal, ordered, cross word and chunk boundaries and clip to the limit") {
+  ChangeBitmap bits(1 << 24);
+  REQUIRE(bits.resize(3 * ChangeBitmap::kIndicesPerChunk + 100));
+  CHECK_FALSE(bits.any());
+  for (std::uint64_t i : {5ull, 6ull, 7ull, 63ull, 64ull, 65ull, 4095ull, 4096ull, 8191ull, 12000ull}) bits.mark(i);
+  CHECK(bits.any());
+  CHECK(runs_of(bits, bits.size()) == Runs{{5, 8}, {63, 66}, {4095, 4097}, {8191, 8192}, {12000, 12001}});
+  CHECK(runs_of(bits, 4096) == Runs{{5, 8}, {63, 66}, {4095, 4096}});
+  CHECK(bits.count(bits.size()) == 10);
+  const auto before = bits.generation();
+  bits.clear();
+  CHECK(bits.generation() == before + 1);
+  CHECK_FALSE(bits.any());
+  CHECK(runs_of(bits, bits.size()).empty());
+}
+
+TEST_CASE("a full word and a run that fills whole chunks come back as one run") {
+  ChangeBitmap bits(1 << 20);
+  REQUIRE(bits.resize(1 << 20));
+  for (std::uint64_t i = 128; i < 192; ++i) bits.mark(i);
+  for (std::uint64_t i = 4000; i < 3 * ChangeBitmap::kIndicesPerChunk + 7; ++i) bits.mark(i);
+  CHECK(runs_of(bits, bits.size()) == Runs{{128, 192}, {4000, 3 * ChangeBitmap::kIndicesPerChunk + 7}});
+}
+
+TEST_CASE("random marks match a reference set, across clears and growth") {
+  std::mt19937_64 rng(7);
+  ChangeBitmap bits(std::uint64_t{1} << 26);
+  std::set<std::uint64_t> reference;
+  std::uint64_t size = 1000;
+  REQUIRE(bits.resize(size));
+  for (int round = 0; round < 40; ++round) {
+    size += rng() % 50000;
+    REQUIRE(bits.resize(size));
+    const int marks = static_cast<int>(rng() % 3000);
+    for (int k = 0; k < marks; ++k) {
+      // Clustered and scattered indices alike.
+      const std::uint64_t i = rng() % 2 == 0 ? rng() % size : (rng() % (size / 64 + 1)) * 64 + rng() % 8;
+      if (i >= size) continue;
+      bits.mark(i);
+      reference.insert(i);
+    }
+    const std::uint64_t limit = rng() % 4 == 0 ? rng() % size : size;
+    REQUIRE(runs_of(bits, limit) == runs_of(reference, limit));
+    if (rng() % 3 == 0) {
+      bits.clear();
+      reference.clear();
+      CHECK_FALSE(bits.any());
+    }
+  }
+}
