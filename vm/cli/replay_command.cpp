@@ -295,7 +295,7 @@ std::function<int()> register_replay_command(CLI::App& app) {
                   "Mutation before each warm collection: rewire=F (fraction of live references), replace=F "
                   "(fraction of live objects), garbage=SIZE, comma-separated, e.g. rewire=0.01,garbage=64M; "
                   "docs/heap-import.md");
-  cmd->add_option("--seed", args->seed, "Seed of the mutator's random choices");
+  cmd->add_option("--seed", args->seed, "Seed of the mutator's random choices")->check(CLI::NonNegativeNumber);
   cmd->add_option("--record-trace", args->record_trace,
                   "Dumps: write what the replay did (import, mutation, collections) as a gcvm trace");
   return [args] { return run_replay(*args); };
