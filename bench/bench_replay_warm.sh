@@ -17,7 +17,7 @@
 # Usage: bench/bench_replay_warm.sh [--build=DIR] [--collections=N] [--reps=R] [--mutate=SPEC]
 #          [--seed=S] [--threads=T] [--device=D] [--out=DIR] [HEAP...]
 #   defaults: --build=build/gpu if it holds gcvm, else build/release; --collections=8
-#   --reps=2 --seed=1 --threads=16, two specs: --mutate=rewire=0.0001 (pointer updates
+#   --reps=1 --seed=1 --threads=16, two specs: --mutate=rewire=0.0001 (pointer updates
 #   only) and --mutate=rewire=0.001,replace=0.0001,garbage=64M (allocation-heavy);
 #   each --mutate given replaces them (repeat it for several)
 #   --device=cuda --out=a temporary folder (per-run JSON files)
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 build=build/release
 [ -x build/gpu/gcvm ] && build=build/gpu
 collections=8
-reps=2
+reps=1
 mutates=()
 seed=1
 threads=16
@@ -48,7 +48,7 @@ for a in "$@"; do
   esac
 done
 [ ${#heaps[@]} -gt 0 ] || heaps=(heaps/*.gcvmtrace.gz)
-[ ${#mutates[@]} -gt 0 ] || mutates=(rewire=0.0001 rewire=0.001,replace=0.0001,garbage=64M)
+[ ${#mutates[@]} -gt 0 ] || mutates=(rewire=0.0001 "rewire=0.001,replace=0.0001,garbage=64M")
 for h in "${heaps[@]}"; do [ -f "$h" ] || { echo "$0: no heap file $h" >&2; exit 2; }; done
 gcvm="$build/gcvm"
 [ -x "$gcvm" ] || { echo "$0: no $gcvm (build first)" >&2; exit 2; }

@@ -7,6 +7,7 @@
 # Needs javac, jcmd and the JDK sources (openjdk-17-source); exit 77 without them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/import/java_dump_lib.sh
 source "$here/java_dump_lib.sh"
 require_jdk_tools javac jcmd bc
 out=$1

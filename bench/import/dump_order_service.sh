@@ -7,6 +7,7 @@
 # Needs javac, java and jcmd; exit 77 without them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/import/java_dump_lib.sh
 source "$here/java_dump_lib.sh"
 require_jdk_tools javac java jcmd bc
 out=$1

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the bench/import/dump_*.sh scripts (sourced, not run): checks for the JDK
 # tools, waits for a Java process to reach a point, dumps its heap with jcmd.
 
