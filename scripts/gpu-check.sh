@@ -4,10 +4,11 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench dfs-bench markers-bench gen-bench" SANITIZERS="memcheck racecheck synccheck"
+#   STAGES="build test sanitize bench dfs-bench markers-bench gen-bench replay-bench" SANITIZERS="memcheck racecheck synccheck"
 #   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
 #   SANITIZE_DFS_ARGS="-tc=*fallback*" SANITIZE_GEN_ARGS="-tc=*property*" (doctest arguments)
 #   BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3" GEN_BENCH_ARGS="--reps=1"
+#   REPLAY_BENCH_ARGS="heaps/javac.gcvmtrace.gz" (bench/bench_replay_warm.sh's arguments; carry heaps/)
 #   bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -91,6 +92,13 @@ if has gen-bench; then
   # shellcheck disable=SC2086
   bash bench/bench_vm_generational.sh --build="$build" --device=cuda:0 ${GEN_BENCH_ARGS:-} 2>&1 | tee "$out/bench_vm_generational.log"
   note "bench_vm_generational ${GEN_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
+fi
+
+if has replay-bench; then
+  start=$SECONDS
+  # shellcheck disable=SC2086
+  bash bench/bench_replay_warm.sh --build="$build" --device=cuda ${REPLAY_BENCH_ARGS:-} 2>&1 | tee "$out/bench_replay_warm.log"
+  note "bench_replay_warm ${REPLAY_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
 fi
 
 if has probe && [ -d probe ]; then

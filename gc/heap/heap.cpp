@@ -160,6 +160,16 @@ void for_each_reference_slot(const Heapish& heap, F&& check) {
 
 }  // namespace
 
+std::uint64_t Heap::object_bytes(ObjectId obj) const {
+  const Shape& s = shapes_.layout(shape_of(obj)).shape;
+  switch (s.kind) {
+    case ShapeKind::Object: return std::uint64_t{s.ref_fields} * sizeof(ObjectId) + std::uint64_t{s.scalar_fields} * 8;
+    case ShapeKind::RefArray: return 16 + array_length(obj) * sizeof(ObjectId);
+    case ShapeKind::ScalarArray: return 16 + array_length(obj) * 8;
+  }
+  return 0;
+}
+
 void Heap::rebuild_graph() {
   for_each_reference_slot(*this, [&](ObjectId obj, std::uint64_t slot, ObjectId value) {
     graph_.set_edge(graph_.begin(obj) + slot, value);

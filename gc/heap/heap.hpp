@@ -104,6 +104,9 @@ class Heap {
   void store_scalar_at(ObjectId obj, std::uint32_t offset, std::uint64_t value) { *scalar_at(obj, offset) = value; }
 
   bool is_live(ObjectId obj) const { return obj != kNullRef && blocks_.is_allocated(obj); }
+  /// The object's size as traces and statistics count it: 4 bytes per reference field
+  /// and 8 per scalar field; an array 16 (its header) plus 4 or 8 bytes per element.
+  std::uint64_t object_bytes(ObjectId obj) const;
   /// Calls visit(id) for every live object, in id order.
   template <typename F>
   void for_each_object(F&& visit) const {

@@ -4,6 +4,9 @@
 // they go into the trace's root snapshot when the caller reaches a collection point.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "gc/heap/heap_materializer.hpp"
 #include "gc/trace/trace_recorder.hpp"
 
@@ -32,6 +35,28 @@ class RecordingSink final : public HeapSink {
  private:
   HeapMaterializer& inner_;
   TraceRecorder& recorder_;
+};
+
+/// `--record-trace=PATH` of a command that materializes a heap: with a path, the
+/// trace file, its recorder and the recording sink around `builder`; without one,
+/// nothing, and `sink()` is `builder` itself.
+class OptionalRecording {
+ public:
+  OptionalRecording(const std::string& path, Heap& heap, HeapMaterializer& builder) : builder_(builder) {
+    if (path.empty()) return;
+    writer_.emplace(path);
+    recorder_.emplace(heap, *writer_);
+    sink_.emplace(builder, *recorder_);
+  }
+  HeapSink& sink() { return sink_ ? static_cast<HeapSink&>(*sink_) : builder_; }
+  /// The recorder, or null when nothing is recorded.
+  TraceRecorder* recorder() { return recorder_ ? &*recorder_ : nullptr; }
+
+ private:
+  HeapMaterializer& builder_;
+  std::optional<trace::TraceWriter> writer_;
+  std::optional<TraceRecorder> recorder_;
+  std::optional<RecordingSink> sink_;
 };
 
 }  // namespace gcvm

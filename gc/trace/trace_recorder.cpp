@@ -5,23 +5,13 @@
 namespace gcvm {
 
 void TraceRecorder::allocated(ObjectId id) {
-  const ShapeId shape = heap_.shape_of(id);
-  const Shape& s = heap_.shapes().layout(shape).shape;
+  const Shape& s = heap_.shapes().layout(heap_.shape_of(id)).shape;
   switch (s.kind) {
-    case ShapeKind::Object:
-      writer_.allocate_object(id, s.ref_fields, s.scalar_fields,
-                              std::uint64_t{s.ref_fields} * sizeof(ObjectId) + std::uint64_t{s.scalar_fields} * 8);
+    case ShapeKind::Object: writer_.allocate_object(id, s.ref_fields, s.scalar_fields, heap_.object_bytes(id)); return;
+    case ShapeKind::RefArray: writer_.allocate_ref_array(id, heap_.array_length(id), heap_.object_bytes(id)); return;
+    case ShapeKind::ScalarArray:
+      writer_.allocate_scalar_array(id, heap_.array_length(id), heap_.object_bytes(id));
       return;
-    case ShapeKind::RefArray: {
-      const std::uint64_t length = heap_.array_length(id);
-      writer_.allocate_ref_array(id, length, 16 + length * sizeof(ObjectId));
-      return;
-    }
-    case ShapeKind::ScalarArray: {
-      const std::uint64_t length = heap_.array_length(id);
-      writer_.allocate_scalar_array(id, length, 16 + length * 8);
-      return;
-    }
   }
 }
 

@@ -61,6 +61,8 @@ class TraceReplayer {
   /// Replays every event; calls `on_collection` after each collection. Throws
   /// TraceError (bad or inconsistent trace), HeapExhausted, VerifyError.
   ReplaySummary run(trace::TraceReader& reader, const CollectionHook& on_collection);
+  /// The root set of the latest root snapshot replayed, as heap ids.
+  const std::vector<ObjectId>& roots() const { return roots_; }
 
  private:
   ObjectId allocate(const trace::TraceEvent& e);

@@ -119,17 +119,11 @@ int run_mark(const MarkArgs& args) {
 
   Heap heap(config);
   HeapMaterializer builder(heap);
-  std::optional<trace::TraceWriter> writer;
-  std::optional<TraceRecorder> recorder;
-  std::optional<RecordingSink> recording;
-  if (!args.record_trace.empty()) {
-    writer.emplace(args.record_trace);
-    recorder.emplace(heap, *writer);
-    recording.emplace(builder, *recorder);
-  }
+  OptionalRecording recording(args.record_trace, heap, builder);
+  TraceRecorder* recorder = recording.recorder();
   const Stopwatch build_clock;
   try {
-    build_synthetic_heap(spec, recording ? static_cast<HeapSink&>(*recording) : builder, args.seed);
+    build_synthetic_heap(spec, recording.sink(), args.seed);
   } catch (const HeapExhausted& e) {
     throw UsageError(fmt::format("graph spec '{}' does not fit the heap: {}", spec.text, e.what()));
   }

@@ -4,21 +4,33 @@
 // heap snapshot (recognized by content, heapgraph/import/heap_format.hpp) is imported
 // into a fresh heap and replayed as one full collection from its roots: marked objects
 // are the reachable ones, freed objects the rest (the garbage of a `-all` dump).
+//
+// Warm collections: with --collections=N the replay goes on after its own collections
+// (the dump's one, a trace's recorded ones) until N have run, from the same roots (a
+// trace's latest snapshot), and with --mutate each one after the first is preceded by
+// a round of the synthetic mutator (gc/mutator/synthetic_mutator.hpp), seeded by
+// --seed. The mutator runs outside every pause. --record-trace writes what a dump's
+// replay did (the import, the mutation rounds, every collection point) as a trace, so
+// replaying that trace repeats it exactly.
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "gc/plans/collector.hpp"
 #include "gc/heap/heap_materializer.hpp"
 #include "gc/markers/marker_registry.hpp"
+#include "gc/mutator/synthetic_mutator.hpp"
 #include "gc/plans/stats_report.hpp"
+#include "gc/trace/recording_sink.hpp"
 #include "gc/util/stopwatch.hpp"
 #include "gc/trace/trace_replay.hpp"
 #include "heapgraph/import/heap_import.hpp"
 #include "heapgraph/trace/trace_reader.hpp"
 #include "vm/cli/collector_args.hpp"
 #include "vm/cli/commands.hpp"
+#include "vm/cli/mutation_arg.hpp"
 #include "vm/cli/size_arg.hpp"
 
 namespace gcvm::cli {
@@ -33,12 +45,121 @@ struct ReplayArgs {
   bool verify = false;
   bool gc_log = false;
   std::string weak_refs = "strong";
+  unsigned collections = 1;
+  std::string mutate = "none";
+  std::uint64_t seed = 1;
+  std::string record_trace;
+};
+
+/// FNV-1a over the mark words, as 16 hex digits: equal digests, equal marks.
+std::string mark_digest(const MarkBitmap& marks) {
+  std::uint64_t hash = 0xCBF29CE484222325ull;
+  for (std::uint64_t word : marks.words())
+    for (int byte = 0; byte < 8; ++byte) hash = (hash ^ ((word >> (8 * byte)) & 0xFF)) * 0x100000001B3ull;
+  return fmt::format("{:016x}", hash);
+}
+
+nlohmann::json mutation_json(const MutationStats& m) {
+  return {{"live_objects", m.live_objects},     {"live_references", m.live_references},
+          {"rewired", m.rewired},               {"rewired_null", m.rewired_null},
+          {"replaced", m.replaced},             {"garbage_objects", m.garbage_objects},
+          {"stores", m.stores},                 {"objects_allocated", m.objects_allocated},
+          {"bytes_allocated", m.bytes_allocated}, {"mutate_ms", m.mutate_ms}};
+}
+
+/// The --gc-log line of a mutation round (no newline), printed before its collection's.
+std::string mutation_log_line(std::uint64_t next_collection, const MutationStats& m) {
+  return fmt::format("[mutator before gc {}] {} stores ({} rewired, {} of them to null; {} replaced; {} garbage "
+                     "objects), {} objects / {:.2f} MiB allocated in {:.3f} ms",
+                     next_collection, m.stores, m.rewired, m.rewired_null, m.replaced, m.garbage_objects,
+                     m.objects_allocated, m.bytes_allocated / 1048576.0, m.mutate_ms);
+}
+
+/// The collections of one replay: those the replay itself runs (the dump's one, a
+/// trace's recorded ones), then the warm ones up to --collections, each after a
+/// mutation round when --mutate names one; and what every collection reports.
+class ReplayRun {
+ public:
+  ReplayRun(const ReplayArgs& args, Heap& heap, Collector& collector, TraceRecorder* recorder)
+      : args_(args),
+        spec_(parse_mutation_flag(args.mutate)),
+        collector_(collector),
+        recorder_(recorder),
+        mutator_(heap, spec_, args.seed, recorder) {}
+
+  /// A collection the replay ran (a trace's recorded or budget collection).
+  void observed(const CollectionStats& stats) { report(stats, nullptr); }
+
+  /// One collection from `roots`, after a mutation round if one is due.
+  void collect(std::span<const ObjectId> roots, const char* reason) {
+    std::optional<MutationStats> mutation;
+    if (totals_.collections > 0 && !spec_.empty()) {
+      mutation = mutator_.mutate(collector_.last_marks());
+      ++rounds_;
+      mutated_.stores += mutation->stores;
+      mutated_.objects_allocated += mutation->objects_allocated;
+      mutated_.bytes_allocated += mutation->bytes_allocated;
+      mutated_.mutate_ms += mutation->mutate_ms;
+    }
+    if (recorder_ != nullptr) recorder_->collecting(roots, reason);
+    report(collector_.collect(roots, reason), mutation ? &*mutation : nullptr);
+  }
+
+  /// The warm collections: until --collections have run, from `roots`.
+  void finish(std::span<const ObjectId> roots) {
+    while (totals_.collections < args_.collections) collect(roots, "repeat");
+  }
+
+  const CollectionTotals& totals() const { return totals_; }
+  nlohmann::json& runs() { return runs_; }
+  /// The keys every replay's JSON adds for warm collections and mutation.
+  void add_json(nlohmann::json& out) const {
+    out["mutate"] = spec_.text();
+    out["seed"] = args_.seed;
+    out["mutation"] = {{"rounds", rounds_},
+                       {"stores", mutated_.stores},
+                       {"objects_allocated", mutated_.objects_allocated},
+                       {"bytes_allocated", mutated_.bytes_allocated},
+                       {"mutate_ms", mutated_.mutate_ms}};
+  }
+  /// The text summary's mutation line (with newline), empty without mutation.
+  std::string mutation_summary() const {
+    if (rounds_ == 0) return {};
+    return fmt::format("mutator ({}, seed {}): {} rounds, {} stores, {} objects / {:.2f} MiB allocated in {:.1f} ms\n",
+                       spec_.text(), args_.seed, rounds_, mutated_.stores, mutated_.objects_allocated,
+                       mutated_.bytes_allocated / 1048576.0, mutated_.mutate_ms);
+  }
+
+ private:
+  void report(const CollectionStats& stats, const MutationStats* mutation) {
+    totals_.add(stats);
+    if (args_.stats == "json") {
+      nlohmann::json j = collection_json(stats);
+      j["mark_digest"] = mark_digest(collector_.last_marks());
+      if (mutation != nullptr) j["mutation"] = mutation_json(*mutation);
+      runs_.push_back(std::move(j));
+    }
+    if (args_.gc_log) {
+      if (mutation != nullptr) fmt::print("{}\n", mutation_log_line(stats.index, *mutation));
+      fmt::print("{}\n", collection_log_line(stats));
+    }
+  }
+
+  const ReplayArgs& args_;
+  MutationSpec spec_;
+  Collector& collector_;
+  TraceRecorder* recorder_;
+  SyntheticMutator mutator_;
+  CollectionTotals totals_;
+  nlohmann::json runs_ = nlohmann::json::array();
+  std::uint64_t rounds_ = 0;
+  MutationStats mutated_;  // sums of the rounds' stores, allocations and times
 };
 
 /// The --stats=json object of a replay (of a trace or a snapshot).
-nlohmann::json replay_json(const std::string& file, const CollectionTotals& totals, const Collector& collector,
-                           const Heap& heap, const ReplaySummary& summary, double replay_ms, nlohmann::json runs) {
-  nlohmann::json out = totals.json();
+nlohmann::json replay_json(const std::string& file, ReplayRun& run, const Collector& collector, const Heap& heap,
+                           const ReplaySummary& summary, double replay_ms) {
+  nlohmann::json out = run.totals().json();
   out["command"] = "replay";
   out["trace"] = file;
   out["collector"] = std::string(collector.marker().name());
@@ -51,28 +172,33 @@ nlohmann::json replay_json(const std::string& file, const CollectionTotals& tota
   out["heap_limit_bytes"] = heap.limit_bytes();
   out["heap_bytes"] = heap.used_bytes();
   out["replay_ms"] = replay_ms;
-  out["collections"] = std::move(runs);
+  run.add_json(out);
+  out["collections"] = std::move(run.runs());
   return out;
 }
 
-/// An HPROF dump or V8 snapshot as one full collection; the JSON has the keys of a
-/// trace replay's (allocations = imported objects, stores = references kept).
+/// An HPROF dump or V8 snapshot as one full collection (then the warm ones); the JSON
+/// has the keys of a trace replay's (allocations = imported objects, stores =
+/// references kept). With --record-trace, the import and every collection point are
+/// recorded.
 int replay_snapshot(const ReplayArgs& args, std::unique_ptr<Marker> marker, const HeapConfig& config) {
   Heap heap(config);
   HeapMaterializer materializer(heap);
+  OptionalRecording recording(args.record_trace, heap, materializer);
+  TraceRecorder* recorder = recording.recorder();
   ImportOptions options;
   options.weak_refs = args.weak_refs == "weak" ? WeakRefs::Weak : WeakRefs::Strong;
   const Stopwatch import_clock;
-  const ImportSummary imported = import_heap_file(args.file, materializer, options);
+  const ImportSummary imported = import_heap_file(args.file, recording.sink(), options);
   const double import_ms = import_clock.elapsed_ms();
 
   Collector collector(heap, std::move(marker), args.verify);
+  ReplayRun run(args, heap, collector, recorder);
   const Stopwatch clock;
-  const CollectionStats stats = collector.collect(materializer.roots(), "snapshot");
+  run.collect(materializer.roots(), "snapshot");
+  run.finish(materializer.roots());
   const double replay_ms = clock.elapsed_ms();
-  CollectionTotals totals;
-  totals.add(stats);
-  if (args.gc_log) fmt::print("{}\n", collection_log_line(stats));
+  if (recorder != nullptr) recorder->finish();
 
   if (args.stats == "json") {
     const ReplaySummary as_replay{.events = imported.objects + imported.edges_kept + imported.roots,
@@ -81,19 +207,27 @@ int replay_snapshot(const ReplayArgs& args, std::unique_ptr<Marker> marker, cons
                                   .stores = imported.edges_kept,
                                   .recorded_collections = 1,
                                   .budget_collections = 0};
-    nlohmann::json out = replay_json(args.file, totals, collector, heap, as_replay, replay_ms,
-                                     nlohmann::json::array({collection_json(stats)}));
+    nlohmann::json out = replay_json(args.file, run, collector, heap, as_replay, replay_ms);
     out["format"] = imported.format;
     out["roots"] = imported.roots;
     out["edges_dropped"] = imported.edges_dropped;
     out["edges_weak"] = imported.edges_weak;
     out["import_ms"] = import_ms;
+    if (recorder != nullptr) {
+      out["record_trace"] = args.record_trace;
+      out["trace_events"] = recorder->totals().events;
+      out["trace_bytes"] = recorder->totals().bytes;
+    }
     fmt::print("{}\n", out.dump());
   } else {
     fmt::print("gcvm replay: {} ({}) under {}: {} objects, {} references kept, {} roots imported in {:.1f} ms; "
-               "one full collection\n{}\n",
+               "{} full collection{}\n{}\n{}",
                args.file, imported.format, collector.marker().name(), imported.objects, imported.edges_kept,
-               imported.roots, import_ms, totals.summary());
+               imported.roots, import_ms, args.collections == 1 ? "one" : std::to_string(args.collections),
+               args.collections == 1 ? "" : "s", run.totals().summary(), run.mutation_summary());
+    if (recorder != nullptr)
+      fmt::print("recorded trace {}: {} events in {} chunks, {} bytes\n", args.record_trace,
+                 recorder->totals().events, recorder->totals().chunks, recorder->totals().bytes);
   }
   return kExitOk;
 }
@@ -102,34 +236,35 @@ int run_replay(const ReplayArgs& args) {
   auto marker = make_marker(args.collector.choice());
   HeapConfig config;
   config.limit_bytes = heap_limit_flag(args.heap);
+  const MutationSpec spec = parse_mutation_flag(args.mutate);
+  if (!spec.empty() && args.collections < 2)
+    throw UsageError("--mutate=" + args.mutate +
+                     " changes the heap between collections: it needs --collections=2 or more");
   const HeapFormat format = detect_heap_format(args.file);
   if (format != HeapFormat::GcvmTrace) return replay_snapshot(args, std::move(marker), config);
   if (args.weak_refs != "strong")
     throw UsageError("--weak-refs applies to HPROF heap dumps; " + args.file + " is a gcvm trace");
+  if (!args.record_trace.empty())
+    throw UsageError("--record-trace converts a heap dump into a trace; " + args.file + " is a gcvm trace already");
 
   trace::TraceReader reader(args.file);
   Heap heap(config);
   Collector collector(heap, std::move(marker), args.verify);
   TraceReplayer replayer(heap, collector, ReplayOptions{.collect_on_failure = !args.heap.empty()});
-  const bool json = args.stats == "json";
-  CollectionTotals totals;
-  nlohmann::json runs = nlohmann::json::array();
+  ReplayRun run(args, heap, collector, nullptr);
   const Stopwatch clock;
-  const ReplaySummary summary = replayer.run(reader, [&](const CollectionStats& stats) {
-    totals.add(stats);
-    if (json) runs.push_back(collection_json(stats));
-    if (args.gc_log) fmt::print("{}\n", collection_log_line(stats));
-  });
+  const ReplaySummary summary = replayer.run(reader, [&](const CollectionStats& stats) { run.observed(stats); });
+  run.finish(replayer.roots());
   const double replay_ms = clock.elapsed_ms();
 
-  if (json) {
-    const nlohmann::json out = replay_json(args.file, totals, collector, heap, summary, replay_ms, runs);
-    fmt::print("{}\n", out.dump());
+  if (args.stats == "json") {
+    fmt::print("{}\n", replay_json(args.file, run, collector, heap, summary, replay_ms).dump());
   } else {
     fmt::print("gcvm replay: {} under {}: {} events ({} allocations, {} stores) in {:.1f} ms; {} recorded and {} "
-               "heap-budget collections\n{}\n",
+               "heap-budget collections\n{}\n{}",
                args.file, collector.marker().name(), summary.events, summary.allocations, summary.stores, replay_ms,
-               summary.recorded_collections, summary.budget_collections, totals.summary());
+               summary.recorded_collections, summary.budget_collections, run.totals().summary(),
+               run.mutation_summary());
   }
   return kExitOk;
 }
@@ -149,9 +284,20 @@ std::function<int()> register_replay_command(CLI::App& app) {
                   "Heap limit (e.g. 64M); an allocation that does not fit collects first, then fails with exit 3");
   cmd->add_option("--stats", args->stats, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--verify", args->verify, "Check every collection's marks against the serial marker");
-  cmd->add_flag("--gc-log", args->gc_log, "One line per collection");
+  cmd->add_flag("--gc-log", args->gc_log, "One line per collection (and per mutation round)");
   cmd->add_option("--weak-refs", args->weak_refs, "HPROF: treat java.lang.ref.Reference.referent as weak or strong")
       ->check(CLI::IsMember({"strong", "weak"}));
+  cmd->add_option("--collections", args->collections,
+                  "Collections in all: after the replay's own (a dump's one, a trace's recorded ones), warm ones "
+                  "from the same roots until this many have run")
+      ->check(CLI::Range(1u, 1000000u));
+  cmd->add_option("--mutate", args->mutate,
+                  "Mutation before each warm collection: rewire=F (fraction of live references), replace=F "
+                  "(fraction of live objects), garbage=SIZE, comma-separated, e.g. rewire=0.01,garbage=64M; "
+                  "docs/heap-import.md");
+  cmd->add_option("--seed", args->seed, "Seed of the mutator's random choices")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--record-trace", args->record_trace,
+                  "Dumps: write what the replay did (import, mutation, collections) as a gcvm trace");
   return [args] { return run_replay(*args); };
 }
 
