@@ -199,9 +199,11 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   bool full = graph_ != &graph || changes == nullptr || changes->generation() != generation_;
   const Stopwatch pack_clock;
   Plan plan;
+  std::uint64_t changed_bytes = full_bytes;  // a mirror with no usable change record: all of it is new
   if (!full) {
     plan = GraphMirror::plan(graph, *changes, vertices_, edges_);
-    full = plan.changed_bytes > full_bytes / 2;
+    changed_bytes = plan.changed_bytes;
+    full = changed_bytes > full_bytes / 2;
   }
   if (full) plan = full_plan(graph);
   backend_.reserve_graph(vertex_count, edge_count, full ? 0 : vertices_, full ? 0 : edges_);
@@ -225,7 +227,7 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   vertices_ = vertex_count;
   edges_ = edge_count;
   stats.full = full;
-  stats.changed_bytes = plan.changed_bytes;
+  stats.changed_bytes = changed_bytes;
   stats.direct_bytes = plan.direct_bytes;
   stats.patch_bytes = plan.patch_bytes;
   stats.bytes = plan.direct_bytes + plan.patch_bytes;

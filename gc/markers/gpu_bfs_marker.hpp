@@ -3,23 +3,36 @@
 // from the paper).
 //
 // A collection: sync the device mirror of the CSR from the graph's change record
-// (GraphMirror) → upload the roots, clear the bitmap → seed kernel (claims the
-// roots) → one kernel per BFS level, enqueued in growing batches (1, 2, 4, ... 64
-// levels) with one small state read between batches, never one per level unless
-// `levels-per-check=1` asks for it → (fallback) download the short queue and finish
-// on the CPU → download the mark bitmap.
+// (GraphMirror) → upload the roots, clear the bitmap and the chunk queue of huge
+// objects → seed kernel (claims the roots) → the mark, in one of two schedules:
+//   queue=async (the default): one persistent launch over one global queue, with no
+//     level barrier (kernels/common/async_mark.h), for heaps hundreds of levels deep;
+//   queue=levels (the paper's): one kernel per BFS level, enqueued in growing batches
+//     (1, 2, 4, ... 64 levels) with one small state read between batches, never one
+//     per level unless `levels-per-check=1` asks for it;
+// → (fallback) download what is left (a short level queue, or the async queue's
+// untaken slots, and unscanned chunks of huge objects) and finish on the CPU →
+// download the mark bitmap.
 //
 // Options (--gc-opt, Maas's Table 1 columns in brackets):
+//   queue=async|levels         the schedule above
 //   offsets=histogram|prefix   output offsets by histogram (Alg. 2) or prefix sum [+P]
 //   vector=on|off              16-byte edge loads [+V]
 //   wide=<threshold>|off       objects with more references go to the whole group [+D]
-//   fallback=<threshold>:<min-levels>|off   CPU finishes a narrow tail [+F]
+//   fallback=<threshold>:<min>|off   CPU finishes a narrow tail [+F]: levels mode,
+//                              once a level after `min` levels has fewer than
+//                              `threshold` objects; async mode, once a group has done
+//                              `min` rounds in a row with fewer than `threshold` items
+//                              pending (a chain being walked one object a round)
 //   sms=all|<n>|split          all compute units share each level's queue, or only n;
 //                              split: every work group marks from its own slice of
 //                              the roots with its own queue, no balancing (§5.5's
-//                              static root split; one kernel, no CPU fallback)
-//   levels-per-check=auto|<n>  levels enqueued between host checks
-// Defaults: histogram, vector on, wide 16, fallback 20:5, all SMs.
+//                              static root split; one kernel, no CPU fallback; it
+//                              takes no queue= and walks huge objects in the lane)
+//   levels-per-check=auto|<n>  levels enqueued between host checks (levels mode)
+// Defaults: async, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
+// (levels), all SMs. Objects of more than GCVM_CHUNK_SPLIT references are always
+// split into chunks that every group takes (kernels/common/bfs_mark.h).
 //
 // With --device=auto and no usable GPU, or on a device error, the marker says so once
 // on stderr and marks with the serial CPU marker from then on. With a named device,
@@ -37,11 +50,13 @@
 namespace gcvm {
 
 struct GpuBfsMarkerOptions {
+  bool async = true;
   bool prefix_offsets = false;
   bool vector_loads = true;
   std::uint32_t wide_threshold = 16;  // 0 = off
   std::uint32_t fallback_threshold = 20;  // 0 = off
-  std::uint32_t fallback_min_levels = 5;
+  std::uint32_t fallback_min_levels = 5;  // levels, or async mode's narrow rounds (default 64)
+  bool fallback_min_given = false;
   std::uint32_t sms = 0;  // 0 = all
   bool split = false;
   std::uint32_t levels_per_check = 0;  // 0 = auto (doubling)

@@ -13,6 +13,14 @@ namespace {
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f}M", bytes / 1048576.0); }
 
+/// Bytes in the unit that shows them best: 512B, 3.5K, 12.0M, 1.2G.
+std::string bytes_text(double bytes) {
+  if (bytes < 1024) return fmt::format("{:.0f}B", bytes);
+  if (bytes < 1048576) return fmt::format("{:.1f}K", bytes / 1024);
+  if (bytes < 1073741824) return fmt::format("{:.1f}M", bytes / 1048576);
+  return fmt::format("{:.2f}G", bytes / 1073741824);
+}
+
 struct Totals {
   double pause_ms = 0, max_pause_ms = 0, mark_ms = 0, sweep_ms = 0, rebuild_ms = 0, verify_ms = 0;
   std::uint64_t marked = 0, freed = 0;
@@ -83,6 +91,18 @@ PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, 
   return h;
 }
 
+/// The device mirror's sync of a GPU mark: the graph bytes the mutator changed since
+/// the last sync, the bytes that crossed the link, and at what speed (empty for CPU
+/// markers).
+std::string sync_log_part(const MarkStats& mark) {
+  const auto changed = mark.detail("sync_changed_bytes");
+  const auto sent = mark.detail("sync_bytes");
+  if (!changed || !sent) return {};
+  return fmt::format(", sync {} changed -> {} sent{} in {:.3f} ms ({:.1f} GB/s)", bytes_text(*changed), bytes_text(*sent),
+                     mark.detail("sync_full").value_or(0) != 0 ? " (full)" : "", mark.detail("sync_ms").value_or(0),
+                     mark.detail("sync_gbps").value_or(0));
+}
+
 std::string gc_log_line(const CollectionStats& s) {
   std::string parts = fmt::format("mark {:.3f} + sweep {:.3f}", s.mark.mark_ms, s.sweep.sweep_ms);
   if (s.rebuild_ms > 0) parts = fmt::format("rebuild {:.3f} + ", s.rebuild_ms) + parts;
@@ -90,10 +110,10 @@ std::string gc_log_line(const CollectionStats& s) {
       s.generational ? fmt::format(", survived {}, promoted {}, remembered {} ({} young targets), mature {}", s.survivors,
                                    s.promoted_objects, s.remembered_objects, s.remembered_roots, s.mature_objects)
                      : std::string();
-  return fmt::format("[gc {}{}] {}: {}->{}, marked {}, freed {}, {} edges{}, pause {:.3f} ms ({}){}\n", s.index,
+  return fmt::format("[gc {}{}] {}: {}->{}, marked {}, freed {}, {} edges{}, pause {:.3f} ms ({}){}{}\n", s.index,
                      s.generational ? std::string(" ") + kind_name(s.kind) : std::string(), s.reason,
                      mib(s.heap_before_bytes), mib(s.heap_after_bytes), s.mark.marked_objects, s.sweep.freed_objects,
-                     s.mark.edges_traversed, generations, s.pause_ms, parts,
+                     s.mark.edges_traversed, generations, s.pause_ms, parts, sync_log_part(s.mark),
                      s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string());
 }
 
