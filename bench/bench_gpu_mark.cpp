@@ -64,8 +64,8 @@ std::vector<Variant> all_variants() {
       {"bfs +D", "gpu-bfs", with({"wide=16"})},
       {"bfs +VD", "gpu-bfs", with({"vector=on", "wide=16"})},
       {"bfs all-SM", "gpu-bfs", with({"vector=on", "wide=16", "sms=all"})},
-      {"bfs levels", "gpu-bfs", {"queue=levels"}},
-      {"bfs async", "gpu-bfs", {}},
+      {"bfs-levels", "gpu-bfs", {"queue=levels"}},
+      {"bfs-async", "gpu-bfs", {}},
   };
 }
 
