@@ -24,11 +24,12 @@
  *
  * Huge objects, in contrast to the paper, where one thread (or with §5.2 one compute
  * unit) walks an object however large: an object with more than GCVM_CHUNK_SPLIT
- * references goes to the chunk queue (mark_layout.h) in chunks of GCVM_CHUNK_EDGES,
- * and every group that runs out of queue entries takes chunks, so one array of
- * millions of elements is scanned by the whole device. A level kernel drains the
- * chunk queue after its batches; chunks offered after a group drained it are taken by
- * the next level's kernel, so a level counts as having work while chunks remain. Lane
+ * references goes to the chunk queue (mark_layout.h) in chunks of GCVM_CHUNK_EDGES
+ * that every group takes, so one array of millions of elements is scanned by the
+ * whole device. A level kernel drains the chunk queue before its batches, with all of
+ * its groups; chunks offered after a group drained it are taken by the groups still
+ * draining, or by the next level's kernel, so a level counts as having work while
+ * chunks remain. Lane
  * mode (sms=split), the paper's static split with no balancing, keeps walking a huge
  * object within its lane.
  *
@@ -528,7 +529,7 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     state[GCVM_STATE_CURSOR + after] = 0u;
   }
   /* Whether the level runs, and the fallback, are decided from the previous level's
-   * final count alone, so every group decides the same. Chunks left over from the last
+   * final count alone, so every group decides the same. Chunks offered in the last
    * level are drained whenever the level runs; with the fallback the CPU takes them. */
   const gcvm_u32 count = state[GCVM_STATE_COUNT + slot];
   const int running = state[GCVM_STATE_FALLBACK_LEVEL] == GCVM_NO_LEVEL;
@@ -547,6 +548,9 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + next, 0, state, 0u, 0u, 0};
   const struct gcvm_chunk_queue chunks = {chunk_items, state, 0, chunk_capacity};
   gcvm_u32 traversed = 0u;
+  /* Chunks first: those offered in the last level are then split over every group of
+   * this launch, not left to the few groups still scanning when that level ended. */
+  gcvm_drain_chunks(begin, degree, edges, marks, sh, out, chunks, drain, flags, &traversed);
   if (GCVM_LOCAL_ID() == 0u) sh->batch = limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
   GCVM_BARRIER();
   gcvm_u32 batch = sh->batch;
@@ -558,7 +562,6 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     GCVM_BARRIER();
     batch = sh->batch;
   }
-  gcvm_drain_chunks(begin, degree, edges, marks, sh, out, chunks, drain, flags, &traversed);
   gcvm_stage_flush(sh, out, 1);
   gcvm_add_traversed(sh, state, traversed);
 }
