@@ -201,9 +201,14 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   Plan plan;
   std::uint64_t changed_bytes = full_bytes;  // a mirror with no usable change record: all of it is new
   if (!full) {
-    plan = GraphMirror::plan(graph, *changes, vertices_, edges_);
-    changed_bytes = plan.changed_bytes;
+    // Counting the changes costs a popcount per marked word; planning costs a step per
+    // run. So whether a full upload is cheaper is decided before any run is visited.
+    const std::uint64_t synced_vertices = std::min(vertices_, vertex_count);
+    const std::uint64_t synced_edges = std::min(edges_, edge_count);
+    changed_bytes = (changes->vertices.count(synced_vertices) + vertex_count - synced_vertices) * kVertexBytes +
+                    (changes->edges.count(synced_edges) + edge_count - synced_edges) * kEdgeBytes;
     full = changed_bytes > full_bytes / 2;
+    if (!full) plan = GraphMirror::plan(graph, *changes, vertices_, edges_);
   }
   if (full) plan = full_plan(graph);
   backend_.reserve_graph(vertex_count, edge_count, full ? 0 : vertices_, full ? 0 : edges_);

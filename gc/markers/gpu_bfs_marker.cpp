@@ -14,11 +14,10 @@ namespace gcvm {
 namespace {
 
 constexpr const char* kAccepted =
-    "queue=async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
+    "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
     "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>";
 
 /// Async mode's default for the second fallback number: narrow rounds in a row.
-constexpr std::uint32_t kAsyncNarrowRounds = 64;
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -38,8 +37,8 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
   GpuBfsMarkerOptions o;
   o.device = parse_device_selector(device);
   for (const GcOption& option : options) {
-    if (option.key == "queue" && (option.value == "async" || option.value == "levels")) {
-      o.async = option.value == "async";
+    if (option.key == "queue" && (option.value == "auto" || option.value == "async" || option.value == "levels")) {
+      o.queue = option.value == "auto" ? BfsQueue::Auto : option.value == "async" ? BfsQueue::Async : BfsQueue::Levels;
     } else if (option.key == "offsets" && (option.value == "histogram" || option.value == "prefix")) {
       o.prefix_offsets = option.value == "prefix";
     } else if (option.key == "vector") {
@@ -55,7 +54,7 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       if (colon == std::string::npos) reject_gc_option("gpu-bfs", option, kAccepted);
       o.fallback_threshold = parse_count(option, std::string_view(option.value).substr(0, colon), 1);
       o.fallback_min_levels = parse_count(option, std::string_view(option.value).substr(colon + 1), 0);
-      o.fallback_min_given = true;
+      o.narrow_rounds = o.fallback_min_levels;
     } else if (option.key == "sms") {
       o.split = option.value == "split";
       o.sms = option.value == "all" || o.split ? 0 : parse_count(option, option.value, 1);
@@ -67,13 +66,23 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
     }
   }
   if (o.split) o.fallback_threshold = 0;  // lanes finish on the device; there is no tail to hand over
-  if (o.split) o.async = false;           // the paper's static split is its own schedule
-  if (o.async && !o.fallback_min_given) o.fallback_min_levels = kAsyncNarrowRounds;
+  if (o.split) o.queue = BfsQueue::Levels;  // the paper's static split is its own schedule
   return o;
 }
 
 GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options)
     : options_(std::move(options)), session_("gpu-bfs", options_.device) {}
+
+bool GpuBfsMarker::use_async() {
+  const std::uint64_t collection = collections_++;
+  switch (options_.queue) {
+    case BfsQueue::Async: return true;
+    case BfsQueue::Levels: return false;
+    case BfsQueue::Auto: break;
+  }
+  if (collection % kAutoProbeEvery == 0) return false;  // a levels collection counts the heap's depth
+  return levels_last_counted_ > kAutoDeepLevels;
+}
 
 MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {
@@ -95,8 +104,9 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   launch.wide_threshold = options_.wide_threshold;
   launch.fallback_threshold = options_.fallback_threshold;
   launch.fallback_min_level = options_.fallback_min_levels;
-  launch.narrow_rounds = options_.fallback_min_levels;
-  const unsigned resident = options_.async ? backend.async_resident_groups() : info.resident_groups;
+  launch.narrow_rounds = options_.narrow_rounds;
+  const bool async = use_async();
+  const unsigned resident = async ? backend.async_resident_groups() : info.resident_groups;
   const unsigned per_unit = std::max(1u, resident / std::max(1u, info.compute_units));
   launch.groups = options_.sms == 0 ? std::max(1u, resident)
                                     : std::min(options_.sms, std::max(1u, info.compute_units)) * per_unit;
@@ -131,7 +141,7 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   if (options_.split) {
     backend.launch_bfs_lanes(root_count, launch);
     state = backend.read_state();
-  } else if (options_.async) {
+  } else if (async) {
     backend.launch_bfs_async_seed(root_count, seed_groups);
     backend.launch_bfs_async(launch);
     state = backend.read_state();
@@ -158,6 +168,7 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
       if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0 && chunk_from == chunk_to) break;
       if (options_.levels_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
     }
+    levels_last_counted_ = state[GCVM_STATE_LEVELS_RUN];
     const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
     if (fallback_level != GCVM_NO_LEVEL && state[GCVM_STATE_OVERFLOW] == 0) {
       fallback = true;
@@ -194,18 +205,18 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
   stats.details = sync.details();
   stats.details.insert(stats.details.end(), {
-      {"async", options_.async ? 1.0 : 0.0},
+      {"async", async ? 1.0 : 0.0},
       {"root_bytes", static_cast<double>(request.roots.size_bytes())},
       {"root_upload_ms", roots_ms},
       {"kernel_ms", kernel_ms},
       {"kernel_gteps", kernel_ms > 0 ? gpu_edges / (kernel_ms * 1e6) : 0.0},
-      {"iterations", static_cast<double>(options_.async ? state[GCVM_STATE_ROUNDS] : state[GCVM_STATE_LEVELS_RUN])},
+      {"iterations", static_cast<double>(async ? state[GCVM_STATE_ROUNDS] : state[GCVM_STATE_LEVELS_RUN])},
       {"host_checks", static_cast<double>(host_checks)},
       {"gpu_edges", static_cast<double>(gpu_edges)},
       {"chunks", static_cast<double>(state[GCVM_STATE_CHUNKS_SCANNED])},
       {"kept_objects", static_cast<double>(state[GCVM_STATE_KEPT])},
       {"fallback_level",
-       !fallback ? -1.0 : options_.async ? 0.0 : static_cast<double>(fallback_level)},
+       !fallback ? -1.0 : async ? 0.0 : static_cast<double>(fallback_level)},
       {"fallback_objects", static_cast<double>(fallback_objects)},
       {"fallback_chunks", static_cast<double>(fallback_chunks)},
       {"fallback_ms", fallback_ms},

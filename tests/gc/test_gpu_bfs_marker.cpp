@@ -35,6 +35,7 @@ std::vector<GcOptions> option_matrix() {
           matrix.push_back(options_of({"queue=levels", offsets, vector, wide, fallback}));
   for (const char* fallback : {"fallback=off", "fallback=20:64", "fallback=1000:1", "fallback=3:2"})
     matrix.push_back(options_of({"queue=async", fallback}));
+  matrix.push_back(options_of({"queue=auto"}));
   matrix.push_back(options_of({"sms=1"}));
   matrix.push_back(options_of({"queue=levels", "sms=1"}));
   matrix.push_back(options_of({"sms=split"}));
@@ -162,7 +163,7 @@ TEST_CASE("gpu-bfs splits huge objects into chunks that every group takes, in bo
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
     for (const GcOptions& options :
-         {options_of({}), options_of({"fallback=3:2"}), options_of({"queue=levels"}),
+         {options_of({"queue=async"}), options_of({"queue=async", "fallback=3:2"}), options_of({"queue=levels"}),
           options_of({"queue=levels", "wide=off", "vector=off"}), options_of({"queue=levels", "fallback=5:3"})}) {
       INFO("options: ", describe(options));
       GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options, device));
@@ -175,6 +176,29 @@ TEST_CASE("gpu-bfs splits huge objects into chunks that every group takes, in bo
         if (key == "fallback_chunks") fallback_chunks = value;
       }
       CHECK(chunks + fallback_chunks > 0);  // the huge arrays went through the chunk queue
+    }
+  }
+}
+
+TEST_CASE("gpu-bfs queue=auto: levels to count a heap's depth, async between counts on a deep heap") {
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const auto& [spec, deep] : {std::pair<const char*, bool>{"lists:8x300", true}, {"vp-array", false}}) {
+      CAPTURE(std::string(spec));
+      auto built = test::build(spec);
+      const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"fallback=off"}), device));
+      std::vector<double> schedule;
+      for (int collection = 0; collection < 18; ++collection) {
+        MarkBitmap marks;
+        schedule.push_back(gpu.mark(request, marks).detail("async").value_or(-1));
+      }
+      for (int collection = 0; collection < 18; ++collection) {
+        CAPTURE(collection);
+        const bool probe = collection % 16 == 0;
+        CHECK(schedule[collection] == (deep && !probe ? 1.0 : 0.0));
+      }
+      check_same_as_serial(request, gpu);
     }
   }
 }
