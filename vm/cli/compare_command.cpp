@@ -196,9 +196,7 @@ int run_compare(const CompareArgs& args) {
         reference = std::move(work);
         reference_name = result.configuration.name;
       } else if (const std::string differs = work.differs_from(*reference); !differs.empty()) {
-        result.failure = fmt::format("{} than {}", differs, reference_name);
-        if (differs.find(" than ") == std::string::npos && differs.find("printed") == std::string::npos)
-          result.failure = fmt::format("{} ({} is the reference)", differs, reference_name);
+        result.failure = fmt::format("{}, compared with {}", differs, reference_name);
         continue;
       }
       if (!warmup) result.runs.push_back(run_figures(stats, child));

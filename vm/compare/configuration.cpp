@@ -159,7 +159,9 @@ std::vector<Configuration> read_configuration_file(const std::string& path, Work
   try {
     doc = nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("{}: byte {}: not JSON ({})", path, e.byte, e.what()));
+    std::string what = e.what();  // "[json.exception.parse_error.101] parse error at ..."
+    if (const auto end = what.find("] "); what.front() == '[' && end != std::string::npos) what.erase(0, end + 2);
+    throw UsageError(fmt::format("{}: byte {}: not JSON ({})", path, e.byte, what));
   }
   const nlohmann::json* list = &doc;
   if (doc.is_object() && doc.contains("configurations")) list = &doc["configurations"];

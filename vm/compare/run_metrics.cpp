@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 #include "vm/cli/commands.hpp"
 
@@ -139,12 +140,17 @@ std::string failure_of(const ChildRun& child, const std::string& stderr_text, do
   if (child.timed_out) return fmt::format("timed out after {:g} s", timeout_s);
   if (child.signal != 0) return fmt::format("crashed ({})", strsignal(child.signal));
   if (child.exit_code == 0) return "";
-  std::string last;  // the last non-empty line of stderr
-  std::size_t end = stderr_text.find_last_not_of("\n ");
-  if (end != std::string::npos) {
-    const std::size_t begin = stderr_text.rfind('\n', end);
-    last = stderr_text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+  // The error line: the first that gcvm starts with "gcvm:" or "error:", else the last one.
+  std::string line, first_error, last;
+  std::istringstream lines(stderr_text);
+  while (std::getline(lines, line)) {
+    const auto begin = line.find_first_not_of(" \t");
+    if (begin == std::string::npos) continue;
+    line = line.substr(begin);
+    if (first_error.empty() && (line.rfind("gcvm:", 0) == 0 || line.rfind("error:", 0) == 0)) first_error = line;
+    last = line;
   }
+  if (!first_error.empty()) last = first_error;
   const char* what = child.exit_code == cli::kExitDeviceError   ? "device error"
                      : child.exit_code == cli::kExitBadInput     ? "bad input"
                      : child.exit_code == cli::kExitOutOfMemory  ? "out of memory"
