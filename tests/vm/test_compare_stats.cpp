@@ -75,6 +75,7 @@ TEST_CASE("a run's figures from its statistics and its process") {
   for (int i = 0; i < 4; ++i)
     stats["collections"].push_back(collection(10.0 + 20 * i, pause_ms[i], 2.0 * pause_ms[i],
                                               {{"sync_ms", 0.5}, {"kernel_ms", 1.0}, {"device_bytes", 1048576.0 * (i + 1)}}));
+  stats["collections"][1]["kind"] = "young";
   ChildRun child;
   child.wall_ms = 120;
   child.cpu_ms = 110;
@@ -92,6 +93,9 @@ TEST_CASE("a run's figures from its statistics and its process") {
   CHECK(*f[Metric::DeviceMemory] == doctest::Approx(4));  // the largest
   CHECK(*f[Metric::GcCpu] == doctest::Approx(20));
   CHECK(*f[Metric::Wall] == 120);
+  CHECK(*f[Metric::Mutator] == doctest::Approx(110));
+  CHECK(*f[Metric::Young] == 1);
+  CHECK(*f[Metric::Full] == 3);
   CHECK(*f[Metric::PeakRss] == 30);
   CHECK(*f[Metric::Mmu1ms] == doctest::Approx(0));
   CHECK(*f[Metric::Mmu10ms] == doctest::Approx(0.6));   // [10, 20] holds the 4 ms pause

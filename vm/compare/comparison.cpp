@@ -30,7 +30,7 @@ void Comparison::summarize() {
     auto ratio = [&](Metric m) -> std::optional<double> {
       const auto& mine = r.summary[static_cast<std::size_t>(m)];
       const auto& theirs = base.summary[static_cast<std::size_t>(m)];
-      if (!mine || !theirs || mine->median <= 0) return std::nullopt;
+      if (!mine || !theirs || mine->median <= 0 || theirs->median <= 0) return std::nullopt;
       return theirs->median / mine->median;
     };
     r.speedup_run = ratio(Metric::Wall);

@@ -14,6 +14,8 @@ namespace {
 
 constexpr MetricInfo kMetrics[kMetricCount] = {
     {"collections", "collections", 0},
+    {"young", "young collections", 0},
+    {"full", "full collections", 0},
     {"pause_total_ms", "GC pause total ms", 2},
     {"pause_max_ms", "max pause ms", 3},
     {"pause_p50_ms", "pause p50 ms", 3},
@@ -25,6 +27,7 @@ constexpr MetricInfo kMetrics[kMetricCount] = {
     {"gc_cpu_ms", "GC CPU ms", 2},
     {"device_ms", "device kernel ms", 2},
     {"wall_ms", "run time ms", 1},
+    {"mutator_ms", "run time - GC pause ms", 1},
     {"cpu_ms", "run CPU ms", 1},
     {"peak_rss_mib", "peak RSS MiB", 1},
     {"device_mib", "device memory MiB", 1},
@@ -61,12 +64,13 @@ RunFigures run_figures(const nlohmann::json& stats, const ChildRun& child) {
   const nlohmann::json empty = nlohmann::json::array();
   const nlohmann::json& collections = stats.contains("collections") ? stats["collections"] : empty;
   std::vector<double> pauses;
-  double mark = 0, sweep = 0, gc_cpu = 0;
+  double mark = 0, sweep = 0, gc_cpu = 0, young = 0;
   bool cpu_measured = !collections.empty();
   for (const nlohmann::json& c : collections) {
     const double pause = number(c, "pause_ms").value_or(0);
     pauses.push_back(pause);
     f.pauses.push_back({number(c, "start_ms").value_or(0), pause});
+    young += c.value("kind", std::string()) == "young" ? 1 : 0;
     mark += number(c, "mark_ms").value_or(0);
     sweep += number(c, "sweep_ms").value_or(0);
     const auto cpu = number(c, "cpu_ms");
@@ -75,6 +79,8 @@ RunFigures run_figures(const nlohmann::json& stats, const ChildRun& child) {
   }
   std::sort(pauses.begin(), pauses.end());
   f[Metric::Collections] = static_cast<double>(collections.size());
+  f[Metric::Young] = young;
+  f[Metric::Full] = static_cast<double>(collections.size()) - young;
   double total = 0;
   for (double p : pauses) total += p;
   f[Metric::PauseTotal] = total;
@@ -90,6 +96,7 @@ RunFigures run_figures(const nlohmann::json& stats, const ChildRun& child) {
   if (cpu_measured) f[Metric::GcCpu] = gc_cpu;
   f[Metric::DeviceTime] = detail_sum(collections, "kernel_ms");
   f[Metric::Wall] = child.wall_ms;
+  f[Metric::Mutator] = child.wall_ms - total;
   f[Metric::Cpu] = child.cpu_ms;
   f[Metric::PeakRss] = child.max_rss_mib;
   if (const auto bytes = detail_sum(collections, "device_bytes", true)) f[Metric::DeviceMemory] = *bytes / 1048576.0;

@@ -24,6 +24,8 @@ namespace gcvm::compare {
 /// The figures in table order. Times are milliseconds, memory MiB, MMU a share.
 enum class Metric : std::size_t {
   Collections,
+  Young,
+  Full,
   PauseTotal,
   PauseMax,
   PauseP50,
@@ -35,6 +37,7 @@ enum class Metric : std::size_t {
   GcCpu,
   DeviceTime,
   Wall,
+  Mutator,
   Cpu,
   PeakRss,
   DeviceMemory,
