@@ -103,30 +103,26 @@ std::string draw_plots(const Comparison& comparison, const std::filesystem::path
   };
   const std::string title = comparison.workload.describe();
   std::string gp = "# gcvm compare plots: gnuplot plots.gp (run in any directory)\nset grid\n";
-  gp += terminal(1000, 140 + 150 * n);
-  gp += fmt::format("set output {}\n", cli::gnuplot_quoted(d + "/timeline." + extension));
-  gp += fmt::format("set multiplot layout {},1 title {}\n", n, cli::gnuplot_quoted("GC pauses over the run: " + title));
-  gp += fmt::format("set xrange [0:{:.6f}]\nset yrange [0:*]\nset ylabel 'pause ms'\nset key top left\n",
-                    std::max(span_s, 1e-3));
-  for (int i = 0; i < n; ++i) {
-    if (i == n - 1) gp += "set xlabel 'seconds since the run started'\n";
-    gp += fmt::format("plot {} index {} using 1:2 with impulses lw 2 lc {} title {}\n",
-                      cli::gnuplot_quoted(d + "/timeline.dat"), i, i + 1,
-                      cli::gnuplot_quoted(shown[static_cast<std::size_t>(i)]->configuration.name));
-  }
-  gp += "unset multiplot\nunset xlabel\nunset xrange\n";
-
-  gp += terminal(1000, 140 + 150 * n);
-  gp += fmt::format("set output {}\n", cli::gnuplot_quoted(d + "/pauses." + extension));
-  gp += fmt::format("set multiplot layout {},1 title {}\n", n, cli::gnuplot_quoted("Pause histogram: " + title));
-  gp += "set logscale x\nset style fill solid 0.6\nset ylabel 'collections per run'\nset key top right\n";
-  for (int i = 0; i < n; ++i) {
-    if (i == n - 1) gp += "set xlabel 'pause ms (log-spaced bins)'\n";
-    gp += fmt::format("plot {} index {} using 1:2:3:4:(0):2 with boxxyerror lc {} title {}\n",
-                      cli::gnuplot_quoted(d + "/pauses.dat"), i, i + 1,
-                      cli::gnuplot_quoted(shown[static_cast<std::size_t>(i)]->configuration.name));
-  }
-  gp += "unset multiplot\nunset xlabel\nunset logscale x\n";
+  // One panel per configuration, stacked, the x axis labelled under the last.
+  auto panels = [&](const std::string& name, const std::string& heading, const std::string& settings,
+                    const std::string& xlabel, const std::string& style, const std::string& unset) {
+    gp += terminal(1000, 140 + 150 * n);
+    gp += fmt::format("set output {}\n", cli::gnuplot_quoted(d + "/" + name + "." + extension));
+    gp += fmt::format("set multiplot layout {},1 title {}\n{}", n, cli::gnuplot_quoted(heading + ": " + title), settings);
+    for (int i = 0; i < n; ++i) {
+      if (i == n - 1) gp += fmt::format("set xlabel '{}'\n", xlabel);
+      gp += fmt::format("plot {} index {} {} lc {} title {}\n", cli::gnuplot_quoted(d + "/" + name + ".dat"), i, style,
+                        i + 1, cli::gnuplot_quoted(shown[static_cast<std::size_t>(i)]->configuration.name));
+    }
+    gp += "unset multiplot\nunset xlabel\n" + unset;
+  };
+  panels("timeline", "GC pauses over the run",
+         fmt::format("set xrange [0:{:.6f}]\nset yrange [0:*]\nset ylabel 'pause ms'\nset key top left opaque\n",
+                     std::max(span_s, 1e-3)),
+         "seconds since the run started", "using 1:2 with impulses lw 2", "unset xrange\n");
+  panels("pauses", "Pause histogram",
+         "set logscale x\nset style fill solid 0.6\nset ylabel 'collections per run'\nset key top right opaque\n",
+         "pause ms (log-spaced bins)", "using 1:2:3:4:(0):2 with boxxyerror", "unset logscale x\n");
 
   gp += terminal(1000, 600);
   gp += fmt::format("set output {}\n", cli::gnuplot_quoted(d + "/mmu." + extension));
