@@ -133,6 +133,7 @@ TEST_CASE("malformed input to compare exits 2 with one clear line") {
            {"--graph=list:10 --config gc=serial -- 3", "takes one workload"},
            {program + " --graph=list:10 --config gc=serial", "takes one workload"},
            {"missing.gasm --config gc=serial", "missing.gasm: no such file"},
+           {program + " --config gc=serial gc=parallel 10", "program argument 'gc=parallel' is not an integer"},
        }) {
     CAPTURE(args);
     const auto r = run_gcvm("compare " + args);

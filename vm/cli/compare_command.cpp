@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -76,6 +78,14 @@ Workload workload_of(const CompareArgs& args) {
   }
   if (!args.guest_args.empty() && w.kind != WorkloadKind::Program)
     throw UsageError("arguments after -- are a guest program's; this workload is not a program");
+  for (const std::string& a : args.guest_args) {
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(a.data(), a.data() + a.size(), value);
+    if (a.empty() || ec != std::errc{} || end != a.data() + a.size())
+      throw UsageError(fmt::format("program argument '{}' is not an integer (a configuration is one --config "
+                                   "\"key=value ...\" in quotes)",
+                                   a));
+  }
   w.args = args.guest_args;
   if (!args.heap.empty()) w.flags.push_back("--heap=" + args.heap);
   if (args.collections != 0) {
@@ -227,6 +237,7 @@ int run_compare(const CompareArgs& args) {
     fmt::print("{}", comparison.markdown());
   else
     fmt::print("{}", comparison.text());
+  std::fflush(stdout);
   if (!args.out.empty())
     fmt::print(stderr, "gcvm compare: wrote {}/: summary.json, summary.csv, runs/{}\n", args.out, plot_note);
   return comparison.all_ok() ? kExitOk : kExitCheckFailed;
