@@ -66,6 +66,7 @@ void report(const MarkArgs& args, const GraphSpec& spec, std::uint64_t objects, 
     log.write(collection_log_line(stats) + "\n");
   }
   nlohmann::json out = json ? runs.front() : nlohmann::json();
+  if (json) out.erase("mark_digest");  // the first collection's figures at the top; digests per collection only
   if (finish) finish(json ? &out : nullptr);
   if (json) {
     out["command"] = "mark";

@@ -72,7 +72,7 @@ struct RunFigures {
 struct WorkDone {
   std::string output;                 // guest output (programs)
   std::vector<std::string> digests;   // mark digest per collection (heap files, graphs)
-  std::vector<std::uint64_t> marked;  // marked objects per collection
+  std::vector<std::uint64_t> marked;  // marked objects per collection (how many collections ran)
   /// Empty when `other` did the same work, else what differs.
   std::string differs_from(const WorkDone& other) const;
 };
