@@ -15,6 +15,7 @@
 #include "vm/cli/commands.hpp"
 #include "vm/cli/run_guest.hpp"
 #include "vm/cli/size_arg.hpp"
+#include "vm/cli/stats_outputs.hpp"
 #include "gc/markers/gc_options.hpp"
 
 namespace gcvm::cli {
@@ -107,7 +108,8 @@ std::function<int()> register_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--verify-heap", args->verify,
                 "At every collection check the graph against a rebuild and the marks against the serial marker");
-  cmd->add_flag("--gc-log", args->gc_log, "One line per collection on stderr");
+  add_gc_log_flag(*cmd, args->gc_log, "stderr");
+  add_stats_json_flag(*cmd, args->stats_json);
   cmd->add_option("--record-trace", args->record_trace,
                   "Record the run's allocations, stores and collections as a heap trace (docs/trace-format.md)");
   cmd->add_option("--plan", args->plan,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gc/plans/pause_metrics.hpp"
 #include "gc/plans/stats_report.hpp"
 
 namespace gcvm::vm {
@@ -67,7 +68,8 @@ std::string histogram_text(const PauseHistogram& h) {
 }  // namespace
 
 nlohmann::json PauseHistogram::json() const {
-  return {{"count", count}, {"total_ms", total_ms}, {"p50_ms", p50_ms}, {"p90_ms", p90_ms}, {"max_ms", max_ms}};
+  return {{"count", count},   {"total_ms", total_ms}, {"p50_ms", p50_ms},
+          {"p90_ms", p90_ms}, {"p99_ms", p99_ms},     {"max_ms", max_ms}};
 }
 
 PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, std::optional<CollectionKind> kind) {
@@ -80,13 +82,10 @@ PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, 
     }
   if (pauses.empty()) return h;
   std::sort(pauses.begin(), pauses.end());
-  auto rank = [&](double p) {  // nearest rank: the smallest pause with at least p of them at or below it
-    const auto n = static_cast<double>(pauses.size());
-    return pauses[static_cast<std::size_t>(std::max(1.0, std::ceil(p * n))) - 1];
-  };
   h.count = pauses.size();
-  h.p50_ms = rank(0.5);
-  h.p90_ms = rank(0.9);
+  h.p50_ms = nearest_rank(pauses, 0.5);
+  h.p90_ms = nearest_rank(pauses, 0.9);
+  h.p99_ms = nearest_rank(pauses, 0.99);
   h.max_ms = pauses.back();
   return h;
 }
@@ -161,6 +160,7 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
       {"refgraph", f.refgraph},
       {"exit_status", f.exit_status},
       {"run_ms", f.run_ms},
+      {"elapsed_ms", f.elapsed_ms},
       {"heap_limit_bytes", f.heap_limit_bytes},
       {"heap_used_bytes", f.heap_used_bytes},
       {"allocated_objects", f.allocated.objects},
