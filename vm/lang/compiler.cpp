@@ -133,8 +133,7 @@ class Compiler {
       if (!loaded_.insert(name).second) continue;
       const char* text = tern_stdlib_module(name);
       if (text == nullptr) {
-        p_.diag.error(loc, "unknown module '" + name + "' (the standard library has: vector, dictionary, set, "
-                           "stringbuilder, random, harness)");
+        p_.diag.error(loc, "unknown module '" + name + "' (the standard library has: harness, random, vector)");
         continue;
       }
       units_.push_back(parse(text, "std/" + name, p_.diag));

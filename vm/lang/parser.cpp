@@ -458,7 +458,6 @@ class Parser {
       if (accept(Tok::Lt)) {
         do t.args.push_back(type()); while (accept(Tok::Comma));
         expect_close_angle();
-        take();
       }
       if (at(Tok::LBracket)) {
         t = array_suffix(std::move(t));
