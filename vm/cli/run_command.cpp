@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "vm/asm/assembler.hpp"
+#include "vm/cli/load_program.hpp"
 #include "vm/cli/commands.hpp"
 #include "vm/cli/run_guest.hpp"
 #include "vm/cli/size_arg.hpp"
@@ -73,11 +73,11 @@ int run_program(const RunArgs& args) {
       throw UsageError("--record-trace records a gcvm heap; it does not apply to --gc=boehm");
     if (generational)
       throw UsageError("--plan=" + args.plan + " needs a gcvm heap; --gc=boehm is libgc's own (non-generational) collector");
-    return run_boehm(args, vm::assemble_file(args.program), *limit, choice.threads, guest_args);
+    return run_boehm(args, load_program(args.program), *limit, choice.threads, guest_args);
   }
 #endif
   auto marker = make_marker(choice);
-  const vm::Module module = vm::assemble_file(args.program);
+  const vm::Module module = load_program(args.program);
 
   HeapConfig config;
   config.limit_bytes = *limit;
@@ -97,8 +97,8 @@ int run_program(const RunArgs& args) {
 
 std::function<int()> register_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "Assemble and run a guest program (.gasm); arguments after --");
-  cmd->add_option("program", args->program, "Guest program (.gasm)")->required();
+  CLI::App* cmd = app.add_subcommand("run", "Compile (.tern) or assemble (.gasm) a guest program and run it; arguments after --");
+  cmd->add_option("program", args->program, "Guest program (.tern or .gasm)")->required();
   cmd->add_option("args", args->guest_args, "Integer arguments for the guest (after --)");
   args->collector.add_to(*cmd);
   cmd->add_option("--heap", args->heap, "Heap limit (e.g. 64M, 2G); a full heap triggers a collection")
