@@ -135,7 +135,9 @@ class ClBuffer {
 
 /// Host memory for mirror patches: a CL_MEM_ALLOC_HOST_PTR buffer kept mapped, which
 /// NVIDIA's platform allocates page-locked, so writing from it is a DMA; on a CPU
-/// device (PoCL) it is plain host memory. Grows by half again; contents not kept.
+/// device (PoCL) it is plain host memory. At least doubles when it grows; contents not
+/// kept. Unmapping needs the command queue it was mapped with, so its owner calls
+/// `release()` before releasing that queue.
 class MappedHostBuffer {
  public:
   MappedHostBuffer() = default;
@@ -145,9 +147,9 @@ class MappedHostBuffer {
   std::byte* reserve(cl_context context, cl_command_queue queue, std::size_t bytes, const char* what) {
     bytes = std::max<std::size_t>(bytes, 16);
     if (bytes <= capacity_) return data_;
+    const std::size_t grown = std::max(bytes + bytes / 2, 2 * capacity_);
     release();
     queue_ = queue;
-    const std::size_t grown = std::max(bytes, capacity_ + capacity_ / 2);
     cl_int status = CL_SUCCESS;
     mem_ = clCreateBuffer(context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, grown, nullptr, &status);
     check(status, what);
@@ -159,7 +161,6 @@ class MappedHostBuffer {
   }
   std::byte* data() const { return data_; }
 
- private:
   void release() {
     if (mem_ == nullptr) return;
     if (data_ != nullptr) {
@@ -171,6 +172,8 @@ class MappedHostBuffer {
     data_ = nullptr;
     capacity_ = 0;
   }
+
+ private:
   cl_command_queue queue_ = nullptr;
   cl_mem mem_ = nullptr;
   std::byte* data_ = nullptr;
@@ -202,6 +205,7 @@ class OpenClBackend final : public DeviceBackend {
   }
   ~OpenClBackend() override {
     release_events();
+    patch_host_.release();  // unmaps through queue_, so before it goes
     for (cl_kernel k : {seed_, level_, lanes_, fill_, patch_runs_, patch_pairs_, patch_records_, async_seed_, async_,
                         async_gather_, dfs_seed_, dfs_run_, dfs_gather_})
       if (k != nullptr) clReleaseKernel(k);
