@@ -4,7 +4,6 @@
 #include <chrono>
 #include <thread>
 
-#include "gc/util/stopwatch.hpp"
 
 namespace gcvm {
 
@@ -61,7 +60,7 @@ ParallelMarker::ParallelMarker(ParallelMarkerOptions options) : options_(options
 ParallelMarker::~ParallelMarker() = default;
 
 MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
-  const Stopwatch clock;
+  clock_ = Stopwatch();
   out.reset(request.block_count, request.premarked);
   idle_.store(0, std::memory_order_relaxed);
   for (auto& s : stats_) s = {};
@@ -92,7 +91,7 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   }
   stats.marked_objects = total.objects;
   stats.edges_traversed = total.edges;
-  stats.mark_ms = clock.elapsed_ms();
+  stats.mark_ms = clock_.elapsed_ms();
   stats.details = {
       {"threads", pool_.size()},
       {"chunk", options_.chunk},
@@ -188,7 +187,10 @@ void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, Mark
     }
   }
 
-  auto scan = [&](Item item) { scan_item<kConcurrent>(item, request, deque, s, out, UINT64_MAX); };
+  auto scan = [&](Item item) {
+    if (s.items == 0) s.first_item_ms = clock_.elapsed_ms();
+    scan_item<kConcurrent>(item, request, deque, s, out, UINT64_MAX);
+  };
 
   Item item = 0;
   for (;;) {

@@ -43,6 +43,7 @@
 #include "gc/markers/gc_options.hpp"
 #include "gc/markers/marker.hpp"
 #include "gc/markers/work_stealing_deque.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "gc/util/thread_pool.hpp"
 
 namespace gcvm {
@@ -65,6 +66,7 @@ struct MarkThreadStats {
   std::uint64_t splits = 0;          // wide objects it split into chunks
   std::uint64_t steals = 0;          // items it took from other threads' deques
   std::uint64_t steal_attempts = 0;  // steal calls, successful or not
+  double first_item_ms = 0;          // from the start of mark() to this thread's first item
 };
 
 class ParallelMarker final : public Marker {
@@ -103,6 +105,7 @@ class ParallelMarker final : public Marker {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<MarkThreadStats> stats_;
   MarkThreadStats prelude_;  // what the caller did alone before the pool ran
+  Stopwatch clock_;          // restarted by mark()
   alignas(64) std::atomic<unsigned> idle_{0};
 };
 
