@@ -88,12 +88,12 @@ class ParallelMarker final : public Marker {
   struct Worker;
   template <bool kConcurrent>
   void run_worker(unsigned index, const MarkRequest& request, MarkBitmap& out);
-  /// Scans `item`, then the last child it marked, and so on down the chain, until a
-  /// scan marks nothing new or `stats.items` reaches `item_limit` (the rest of the
-  /// chain is then pushed).
+  /// Scans `item`, then the last child it marked, and so on down the chain, and when a
+  /// scan marks nothing new the worker's newest pending item, until the worker has none
+  /// or `stats.items` reaches `item_limit` (the rest of the chain is then pushed).
   template <bool kConcurrent>
-  void scan_item(WorkStealingDeque::Item item, const MarkRequest& request, WorkStealingDeque& deque,
-                 MarkThreadStats& stats, MarkBitmap& out, std::uint64_t item_limit);
+  void drain(WorkStealingDeque::Item item, const MarkRequest& request, Worker& worker, MarkThreadStats& stats,
+             MarkBitmap& out, std::uint64_t item_limit);
   /// The serial prelude on the caller (participant 0), into prelude_ (which mark()
   /// resets); true if it finished the mark.
   bool mark_alone(const MarkRequest& request, MarkBitmap& out);
