@@ -143,6 +143,7 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   MarkStats stats;
   MarkThreadStats total;
   std::uint64_t min_objects = ~0ull, max_objects = 0, min_edges = ~0ull, max_edges = 0;
+  double last_first_item = 0;
   for (const MarkThreadStats& s : stats_) {
     total.objects += s.objects;
     total.edges += s.edges;
@@ -154,6 +155,7 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
     max_objects = std::max(max_objects, s.objects);
     min_edges = std::min(min_edges, s.edges);
     max_edges = std::max(max_edges, s.edges);
+    last_first_item = std::max(last_first_item, s.first_item_ms);
   }
   stats.marked_objects = total.objects;
   stats.edges_traversed = total.edges;
@@ -171,6 +173,7 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
       {"objects_per_thread_max", static_cast<double>(max_objects)},
       {"edges_per_thread_min", static_cast<double>(min_edges)},
       {"edges_per_thread_max", static_cast<double>(max_edges)},
+      {"first_item_ms_max", last_first_item},
   };
   return stats;
 }
