@@ -262,14 +262,17 @@ void ParallelMarker::drain(Item item, const MarkRequest& request, Worker& worker
 bool ParallelMarker::mark_alone(const MarkRequest& request, MarkBitmap& out) {
   Worker& worker = *workers_[0];
   Item item = 0;
-  for (ObjectId root : request.roots) {
-    if (prelude_.items >= kPreludeItems) break;  // the rest of the roots go to the pool's shares
+  std::size_t visited = 0;
+  for (; visited < request.roots.size() && prelude_.items < kPreludeItems; ++visited) {
+    const ObjectId root = request.roots[visited];
     if (root == kNullRef || !claim<false>(out.words().data(), root)) continue;
     ++prelude_.objects;
     worker.push(make_item(root, 0));
     if (worker.pop(item)) drain<false>(item, request, worker, prelude_, out, kPreludeItems);
   }
-  if (worker.idle()) return true;
+  // Done if every root was visited and nothing is pending; otherwise the rest of the
+  // roots go to the pool's shares.
+  if (visited == request.roots.size() && worker.idle()) return true;
   worker.share_all();  // the pool starts with everything pending in the caller's deque
   return false;
 }

@@ -289,4 +289,15 @@ TEST_CASE("parallel marker: a small mark ends on the calling thread, a large one
     CHECK(detail(pooled, "prelude_items") == ParallelMarker::kPreludeItems);
     require_same_as_serial(large, marker);
   }
+
+  // Leaf roots only: the prelude's budget runs out exactly when it has nothing
+  // pending, and the roots it did not reach must still be marked by the pool.
+  Heap heap;
+  const ShapeId leaf = heap.shapes().intern(0, 1);
+  std::vector<ObjectId> roots;
+  for (std::uint64_t i = 0; i < 3 * ParallelMarker::kPreludeItems; ++i) roots.push_back(heap.allocate(leaf));
+  const MarkStats leaves = marker.mark({heap.graph(), roots, heap.blocks().high_water()}, marks);
+  CHECK(detail(leaves, "pool_woken") == 1);
+  CHECK(leaves.marked_objects == roots.size());
+  require_same_as_serial(heap.graph(), roots, heap.blocks().high_water(), marker);
 }
