@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/median.hpp"
 #include "gc/heap/heap.hpp"
 #include "gc/heap/sweep.hpp"
 #include "gc/markers/parallel_marker.hpp"
@@ -35,12 +36,9 @@
 
 using namespace gcvm;
 
-namespace {
+using gcvm::bench::median;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+namespace {
 
 /// One heap of the twin pair: the array, its structures, and the churn that replaces them.
 class ChurnedHeap {
