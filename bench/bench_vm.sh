@@ -2,10 +2,12 @@
 # The bytecode VM's benchmarks (not a test; figures go to docs/PERFORMANCE.md):
 #  1. binary-trees N=16..18, gcvm (workloads/binary_trees.gasm) against Lua 5.4
 #     (bench/lua/binary_trees.lua, the same algorithm), run alternately in one session;
+#     medians of REPS runs of wall time and of CPU time (user + sys, the fairer figure
+#     on a shared machine);
 #  2. allocation-heavy and barrier-heavy microbenchmarks (bench/gasm/) with
-#     --refgraph=barrier and --refgraph=rebuild, mutator time = run - GC pause.
-# Medians of REPS runs (default 3) of wall time and of CPU time (user + sys, the
-# fairer figure on a shared machine). Usage:
+#     --refgraph=barrier and --refgraph=rebuild, one `gcvm compare` each (mutator time
+#     = run time - GC pause; docs/comparing-collectors.md).
+# Usage:
 #   bench/bench_vm.sh [--quick] [--reps=N] [--build=DIR]
 # --quick runs binary-trees at N=14..16 and the microbenchmarks at a fifth of their size.
 set -euo pipefail
@@ -24,18 +26,17 @@ done
 gcvm="$build/gcvm"
 lua=$(command -v lua5.4 || true)
 [[ -x "$gcvm" ]] || { echo "bench_vm: $gcvm not built" >&2; exit 2; }
+[[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "bench_vm: --reps=$reps is not a positive count" >&2; exit 2; }
 
-# "WALL CPU" seconds of one run of "$@" (stdout discarded, stderr to $stats_file).
-stats_file=$(mktemp)
+# "WALL CPU" seconds of one run of "$@" (output discarded).
 time_file=$(mktemp)
-trap 'rm -f "$stats_file" "$time_file"' EXIT
+trap 'rm -f "$time_file"' EXIT
 seconds() {
-  /usr/bin/time -f "%e %U %S" -o "$time_file" "$@" >/dev/null 2>"$stats_file"
+  /usr/bin/time -f "%e %U %S" -o "$time_file" "$@" >/dev/null 2>&1
   awk '{printf "%.2f %.2f\n", $1, $2 + $3}' "$time_file"
 }
-# shellcheck source=bench/vm_bench_lib.sh
-source bench/vm_bench_lib.sh
-json_field() { grep -o "\"$1\":[0-9.e+-]*" "$stats_file" | head -1 | cut -d: -f2; }
+# The median of the numbers given as arguments (the lower middle of an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 echo "# gcvm bytecode VM benchmarks, $(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
@@ -64,24 +65,16 @@ for n in $ns; do
   fi
 done
 
-echo
-echo "## write barrier vs rebuild (median of $reps; ms)"
-echo
-echo "| benchmark | refgraph | run | GC pause | mutator (run - pause) | collections |"
-echo "|---|---|---|---|---|---|"
 alloc_n=20000000 store_n=50000000
 ((quick)) && alloc_n=4000000 store_n=10000000
+status=0
 for bench in "alloc_heavy $alloc_n" "barrier_heavy $store_n"; do
-  set -- $bench
-  for mode in barrier rebuild; do
-    runs=() pauses=() muts=()
-    for ((r = 0; r < reps; ++r)); do
-      seconds "$gcvm" run "bench/gasm/$1.gasm" --refgraph="$mode" --stats=json -- "$2" >/dev/null
-      run=$(json_field run_ms) pause=$(json_field total_pause_ms)
-      runs+=("$run") pauses+=("$pause") muts+=("$(echo "$run - $pause" | bc)")
-      count=$(json_field collection_count)
-    done
-    printf '| %s (%s) | %s | %.0f | %.1f | %.0f | %s |\n' "$1" "$2" "$mode" "$(median "${runs[@]}")" \
-      "$(median "${pauses[@]}")" "$(median "${muts[@]}")" "$count"
-  done
+  read -r program n <<<"$bench"
+  echo
+  echo "## write barrier vs rebuild: $program ($n), median of $reps (gcvm compare)"
+  echo
+  "$gcvm" compare "bench/gasm/$program.gasm" --reps="$reps" --warmup=0 --format=markdown \
+    --metrics=collections,wall_ms,pause_total_ms,mutator_ms \
+    --config "refgraph=barrier" --config "refgraph=rebuild" -- "$n" || status=1
 done
+exit "$status"

@@ -47,7 +47,7 @@ class ChangeBitmap {
   /// increasing order.
   template <typename F>
   void for_each_run(std::uint64_t limit, F&& visit) const;
-  /// Set bits below `limit`.
+  /// Set bits below `limit` (a popcount over the words of marked chunks).
   std::uint64_t count(std::uint64_t limit) const;
   bool any() const;
   /// Clears every bit (in time proportional to the chunks that hold any).

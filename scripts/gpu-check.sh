@@ -4,11 +4,13 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench dfs-bench markers-bench gen-bench replay-bench" SANITIZERS="memcheck racecheck synccheck"
+#   STAGES="build test sanitize bench dfs-bench markers-bench gen-bench replay-bench vm-gpu-bench"
+#   SANITIZERS="memcheck racecheck synccheck" SANITIZE_SUITES="gc dfs gen" (which suites go under the sanitizers)
 #   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
 #   SANITIZE_DFS_ARGS="-tc=*fallback*" SANITIZE_GEN_ARGS="-tc=*property*" (doctest arguments)
 #   BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3" GEN_BENCH_ARGS="--reps=1"
 #   REPLAY_BENCH_ARGS="heaps/javac.gcvmtrace.gz" (bench/bench_replay_warm.sh's arguments; carry heaps/)
+#   VM_GPU_BENCH_ARGS="--reps=3" (bench/bench_vm_gpu.sh's arguments: guest runs, CPU against GPU collectors)
 #   bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,8 +57,15 @@ fi
 
 if has sanitize; then
   for tool in ${SANITIZERS:-memcheck racecheck synccheck}; do
-    for suite in "test_gc -tc=${SANITIZE_BFS_CASES:-*gpu-bfs*} -tce=*random*" "test_gpu_dfs ${SANITIZE_DFS_ARGS:-}" \
-                 "test_generational ${SANITIZE_GEN_ARGS:-}"; do
+    suites=()
+    for s in ${SANITIZE_SUITES:-gc dfs gen}; do
+      case $s in
+        gc) suites+=("test_gc -tc=${SANITIZE_BFS_CASES:-*gpu-bfs*,*mirror*} -tce=*random*") ;;
+        dfs) suites+=("test_gpu_dfs ${SANITIZE_DFS_ARGS:-}") ;;
+        gen) suites+=("test_generational ${SANITIZE_GEN_ARGS:-}") ;;
+      esac
+    done
+    for suite in "${suites[@]}"; do
       start=$SECONDS
       name=${suite%% *}
       log="$out/sanitizer-$tool-$name.log"
@@ -99,6 +108,13 @@ if has replay-bench; then
   # shellcheck disable=SC2086
   bash bench/bench_replay_warm.sh --build="$build" --device=cuda ${REPLAY_BENCH_ARGS:-} 2>&1 | tee "$out/bench_replay_warm.log"
   note "bench_replay_warm ${REPLAY_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
+fi
+
+if has vm-gpu-bench; then
+  start=$SECONDS
+  # shellcheck disable=SC2086
+  bash bench/bench_vm_gpu.sh --build="$build" --device=cuda ${VM_GPU_BENCH_ARGS:-} 2>&1 | tee "$out/bench_vm_gpu.log"
+  note "bench_vm_gpu ${VM_GPU_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
 fi
 
 if has probe && [ -d probe ]; then

@@ -1,5 +1,7 @@
 #include "gc/boehm/boehm_collector.hpp"
 
+#include "gc/util/stopwatch.hpp"
+
 namespace gcvm {
 
 CollectionStats boehm_collection_stats(const BoehmCollection& gc, const BoehmCensus& census,
@@ -12,6 +14,8 @@ CollectionStats boehm_collection_stats(const BoehmCollection& gc, const BoehmCen
   stats.heap_before_bytes = gc.in_use_before;
   stats.heap_after_bytes = census.bytes;
   stats.pause_ms = gc.pause_ms;
+  // Reported after the collection and its census: its start is reckoned back from now.
+  stats.start_ms = process_ms() - census.ms - gc.wall_ms;
   stats.mark.marked_objects = census.objects;
   stats.mark.edges_traversed = census.edges;
   stats.mark.mark_ms = gc.mark_ms;

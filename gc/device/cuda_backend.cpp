@@ -141,12 +141,80 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) override {
-    check(cuda::launch_bfs_level(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
-                                 marks_.as<std::uint32_t>(), queues_[level % 2].as<std::uint32_t>(),
-                                 queues_[(level + 1) % 2].as<std::uint32_t>(), state_.as<std::uint32_t>(), level,
-                                 launch.flags, launch.wide_threshold, launch.fallback_threshold,
-                                 launch.fallback_min_level, launch.groups, stream_),
-          "launching the BFS level kernel");
+    const cuda::BfsLevelArgs args{begin_.as<std::uint64_t>(),
+                                  degree_.as<std::uint32_t>(),
+                                  edges_.as<std::uint32_t>(),
+                                  marks_.as<std::uint32_t>(),
+                                  queues_[level % 2].as<std::uint32_t>(),
+                                  queues_[(level + 1) % 2].as<std::uint32_t>(),
+                                  state_.as<std::uint32_t>(),
+                                  chunks_.as<std::uint64_t>(),
+                                  chunk_capacity_,
+                                  level,
+                                  launch.flags,
+                                  launch.wide_threshold,
+                                  launch.fallback_threshold,
+                                  launch.fallback_min_level,
+                                  launch.groups};
+    check(cuda::launch_bfs_level(args, stream_), "launching the BFS level kernel");
+  }
+
+  void begin_chunks(std::uint64_t capacity) override {
+    chunk_capacity_ = static_cast<std::uint32_t>(std::max<std::uint64_t>(capacity, 1));
+    chunks_.reserve(std::uint64_t{chunk_capacity_} * sizeof(std::uint64_t), "the chunk queue");
+    check(cudaMemsetAsync(chunks_.as<void>(), 0xFF, std::uint64_t{chunk_capacity_} * sizeof(std::uint64_t), stream_),
+          "clearing the chunk queue");
+  }
+
+  std::vector<std::uint64_t> read_chunk_items(std::uint32_t from, std::uint32_t to) override {
+    std::vector<std::uint64_t> items(to > from ? to - from : 0);
+    copy_out(items.data(), chunks_.as<std::uint64_t>() + from, items.size() * sizeof(std::uint64_t),
+             "reading the chunk queue");
+    return items;
+  }
+
+  void launch_bfs_async_seed(std::uint32_t root_count, std::uint32_t groups) override {
+    queues_[0].reserve(queue_bytes_, "the async queue");
+    check(cudaMemsetAsync(queues_[0].as<void>(), 0xFF, queue_bytes_, stream_), "clearing the async queue");
+    check(cuda::launch_bfs_async_seed(roots_.as<std::uint32_t>(), root_count, marks_.as<std::uint32_t>(),
+                                      queues_[0].as<std::uint32_t>(), state_.as<std::uint32_t>(), groups, stream_),
+          "launching the async seed kernel");
+  }
+
+  void launch_bfs_async(const BfsLaunch& launch) override {
+    const cuda::BfsAsyncArgs args{begin_.as<std::uint64_t>(),
+                                  degree_.as<std::uint32_t>(),
+                                  edges_.as<std::uint32_t>(),
+                                  marks_.as<std::uint32_t>(),
+                                  queues_[0].as<std::uint32_t>(),
+                                  static_cast<std::uint32_t>(queue_bytes_ / sizeof(std::uint32_t)),
+                                  chunks_.as<std::uint64_t>(),
+                                  chunk_capacity_,
+                                  state_.as<std::uint32_t>(),
+                                  launch.flags,
+                                  launch.fallback_threshold,
+                                  launch.narrow_rounds,
+                                  launch.groups};
+    check(cuda::launch_bfs_async(args, stream_), "launching the async mark kernel");
+  }
+
+  std::vector<ObjectId> gather_async_queue(std::uint32_t tail, std::uint32_t capacity) override {
+    gather_.reserve((std::size_t{capacity} + 1) * sizeof(std::uint32_t), "the async gather");
+    check(cudaMemsetAsync(gather_.as<void>(), 0, sizeof(std::uint32_t), stream_), "clearing the async gather count");
+    const std::uint32_t groups = std::clamp<std::uint32_t>((tail + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE, 1, 4096);
+    check(cuda::launch_async_gather(queues_[0].as<std::uint32_t>(), tail, gather_.as<std::uint32_t>(), capacity, groups,
+                                    stream_),
+          "launching the async gather kernel");
+    std::uint32_t count = 0;
+    copy_out(&count, gather_.as<void>(), sizeof(count), "reading the async gather count");
+    if (count > capacity) throw DeviceError("gpu-bfs async: more queued objects than pending work (an internal error)");
+    std::vector<ObjectId> pending(count);
+    copy_out(pending.data(), gather_.as<std::uint32_t>() + 1, count * sizeof(ObjectId), "reading the async gather");
+    return pending;
+  }
+
+  std::uint32_t async_resident_groups() const override {
+    return static_cast<std::uint32_t>(std::max(1u, info_.compute_units) * cuda::bfs_async_groups_per_sm());
   }
 
   void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) override {
@@ -203,7 +271,7 @@ class CudaBackend final : public DeviceBackend {
   std::uint64_t device_bytes() const override {
     return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
            queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + patch_.capacity() +
-           lane_pool_.capacity() +
+           chunks_.capacity() + lane_pool_.capacity() +
            lane_tables_.capacity() + dfs_state_.capacity() + gather_.capacity() +
            dfs_stack_bytes();
   }
@@ -294,6 +362,8 @@ class CudaBackend final : public DeviceBackend {
   std::vector<const void*> batch_from_;
   std::vector<std::size_t> batch_bytes_;
   DeviceBuffer lane_pool_, lane_tables_;
+  DeviceBuffer chunks_;  // the chunk queue of huge objects
+  std::uint32_t chunk_capacity_ = 1;
   std::uint64_t queue_bytes_ = 0;
   std::uint64_t vertices_ = 0;
   DeviceBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;

@@ -69,8 +69,9 @@ class DeviceBuffer {
   std::size_t capacity_ = 0;
 };
 
-/// Page-locked host memory (cudaMallocHost) that grows by half again; contents are
-/// not kept when it grows.
+/// Page-locked host memory (cudaMallocHost) that at least doubles when it grows
+/// (page-locking costs about as much as writing the memory, so it should happen
+/// rarely); contents are not kept when it grows.
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
@@ -81,7 +82,7 @@ class PinnedBuffer {
   }
   std::byte* reserve(std::size_t bytes, const char* what) {
     if (bytes > capacity_) {
-      const std::size_t grown = std::max(bytes, capacity_ + capacity_ / 2);
+      const std::size_t grown = std::max(bytes + bytes / 2, 2 * capacity_);
       if (data_ != nullptr) cudaFreeHost(data_);
       data_ = nullptr;
       capacity_ = 0;

@@ -19,6 +19,7 @@
 //   earlier work.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -57,8 +58,15 @@ struct BfsLaunch {
   std::uint32_t wide_threshold = 16;
   std::uint32_t fallback_threshold = 20;
   std::uint32_t fallback_min_level = 5;
-  std::uint32_t groups = 0;  // work groups per level kernel
+  std::uint32_t narrow_rounds = 64;  // async mode: narrow rounds in a row before the CPU takes over
+  std::uint32_t groups = 0;  // work groups per level kernel, or of the async launch
 };
+
+/// Items of the chunk queue of huge objects (mark_layout.h): enough for every object
+/// of a graph of `edges` edge slots to be chunked in one collection.
+inline std::uint64_t chunk_queue_capacity(std::uint64_t edges) {
+  return std::min<std::uint64_t>(3 * edges / (2 * GCVM_CHUNK_EDGES) + 1, 0xFFFFFFFFull);
+}
 
 /// The kernel parameters of one gpu-dfs collection (GCVM_DFS_* flags).
 struct DfsLaunch {
@@ -156,6 +164,21 @@ class DeviceBackend {
   /// Lane mode (sms=split): `launch.groups` independent BFS lanes over slices of the
   /// roots, the whole mark in one launch.
   virtual void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) = 0;
+  /// Makes room for and empties the chunk queue of huge objects: `capacity` items
+  /// (chunk_queue_capacity). Both gpu-bfs modes, after begin_mark.
+  virtual void begin_chunks(std::uint64_t capacity) = 0;
+  /// Chunk-queue items [from, to), after all launched work finished.
+  virtual std::vector<std::uint64_t> read_chunk_items(std::uint32_t from, std::uint32_t to) = 0;
+  /// Async mode (kernels/common/async_mark.h), after begin_mark and begin_chunks: fills
+  /// the queue (one slot per vertex) with GCVM_NULL_REF and claims the roots into it.
+  virtual void launch_bfs_async_seed(std::uint32_t root_count, std::uint32_t groups) = 0;
+  /// The async mark: one launch of `launch.groups` groups.
+  virtual void launch_bfs_async(const BfsLaunch& launch) = 0;
+  /// After an async STOP: the queue slots below `tail` that were written and not taken
+  /// (at most `capacity` of them; the caller sizes it from GCVM_STATE_PENDING).
+  virtual std::vector<ObjectId> gather_async_queue(std::uint32_t tail, std::uint32_t capacity) = 0;
+  /// Work groups of the async kernel that run at once on the whole device.
+  virtual std::uint32_t async_resident_groups() const = 0;
   /// The level state words (GCVM_STATE_WORDS), after all launched work finished.
   virtual std::vector<std::uint32_t> read_state() = 0;
   /// Queue entries [0, count) of the queue that level `level` reads.

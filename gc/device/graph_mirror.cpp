@@ -199,9 +199,16 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   bool full = graph_ != &graph || changes == nullptr || changes->generation() != generation_;
   const Stopwatch pack_clock;
   Plan plan;
+  std::uint64_t changed_bytes = full_bytes;  // a mirror with no usable change record: all of it is new
   if (!full) {
-    plan = GraphMirror::plan(graph, *changes, vertices_, edges_);
-    full = plan.changed_bytes > full_bytes / 2;
+    // Counting the changes costs a popcount per marked word; planning costs a step per
+    // run. So whether a full upload is cheaper is decided before any run is visited.
+    const std::uint64_t synced_vertices = std::min(vertices_, vertex_count);
+    const std::uint64_t synced_edges = std::min(edges_, edge_count);
+    changed_bytes = (changes->vertices.count(synced_vertices) + vertex_count - synced_vertices) * kVertexBytes +
+                    (changes->edges.count(synced_edges) + edge_count - synced_edges) * kEdgeBytes;
+    full = changed_bytes > full_bytes / 2;
+    if (!full) plan = GraphMirror::plan(graph, *changes, vertices_, edges_);
   }
   if (full) plan = full_plan(graph);
   backend_.reserve_graph(vertex_count, edge_count, full ? 0 : vertices_, full ? 0 : edges_);
@@ -225,7 +232,7 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   vertices_ = vertex_count;
   edges_ = edge_count;
   stats.full = full;
-  stats.changed_bytes = plan.changed_bytes;
+  stats.changed_bytes = changed_bytes;
   stats.direct_bytes = plan.direct_bytes;
   stats.patch_bytes = plan.patch_bytes;
   stats.bytes = plan.direct_bytes + plan.patch_bytes;

@@ -202,8 +202,8 @@ class OpenClBackend final : public DeviceBackend {
   }
   ~OpenClBackend() override {
     release_events();
-    for (cl_kernel k : {seed_, level_, lanes_, fill_, patch_runs_, patch_pairs_, patch_records_, dfs_seed_, dfs_run_,
-                        dfs_gather_})
+    for (cl_kernel k : {seed_, level_, lanes_, fill_, patch_runs_, patch_pairs_, patch_records_, async_seed_, async_,
+                        async_gather_, dfs_seed_, dfs_run_, dfs_gather_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -289,10 +289,57 @@ class OpenClBackend final : public DeviceBackend {
 
   void launch_bfs_level(std::uint32_t level, const BfsLaunch& l) override {
     set_args(level_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), queues_[level % 2].get(),
-             queues_[(level + 1) % 2].get(), state_.get(), level, l.flags, l.wide_threshold, l.fallback_threshold,
-             l.fallback_min_level);
+             queues_[(level + 1) % 2].get(), state_.get(), chunks_.get(), chunk_capacity_, level, l.flags,
+             l.wide_threshold, l.fallback_threshold, l.fallback_min_level);
     launch_kernel(level_, l.groups, "the BFS level kernel");
   }
+
+  void begin_chunks(std::uint64_t capacity) override {
+    chunk_capacity_ = static_cast<cl_uint>(std::max<std::uint64_t>(capacity, 1));
+    chunks_.reserve(context_, std::uint64_t{chunk_capacity_} * sizeof(std::uint64_t), "the chunk queue");
+    fill(chunks_, 0xFFFFFFFFu, 2 * std::uint64_t{chunk_capacity_}, "clearing the chunk queue");
+  }
+
+  std::vector<std::uint64_t> read_chunk_items(std::uint32_t from, std::uint32_t to) override {
+    std::vector<std::uint64_t> items(to > from ? to - from : 0);
+    if (!items.empty())
+      check(clEnqueueReadBuffer(queue_, chunks_.get(), CL_TRUE, from * sizeof(std::uint64_t),
+                                items.size() * sizeof(std::uint64_t), items.data(), 0, nullptr, nullptr),
+            "reading the chunk queue");
+    return items;
+  }
+
+  void launch_bfs_async_seed(std::uint32_t root_count, std::uint32_t groups) override {
+    queues_[0].reserve(context_, vertices_ * sizeof(std::uint32_t), "the async queue");
+    fill(queues_[0], 0xFFFFFFFFu, std::max<std::uint64_t>(vertices_, 1), "clearing the async queue");
+    set_args(async_seed_, roots_.get(), root_count, marks_.get(), queues_[0].get(), state_.get());
+    launch_kernel(async_seed_, groups, "the async seed kernel");
+  }
+
+  void launch_bfs_async(const BfsLaunch& l) override {
+    const auto capacity = static_cast<cl_uint>(std::max<std::uint64_t>(vertices_, 1));
+    set_args(async_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), queues_[0].get(), capacity,
+             chunks_.get(), chunk_capacity_, state_.get(), l.flags, l.fallback_threshold, l.narrow_rounds);
+    launch_kernel(async_, l.groups, "the async mark kernel");
+  }
+
+  std::vector<ObjectId> gather_async_queue(std::uint32_t tail, std::uint32_t capacity) override {
+    gather_.reserve(context_, (std::size_t{capacity} + 1) * sizeof(std::uint32_t), "the async gather");
+    fill(gather_, 0u, 1, "clearing the async gather count");
+    set_args(async_gather_, queues_[0].get(), tail, gather_.get(), capacity);
+    launch_kernel(async_gather_, item_groups(tail), "the async gather kernel");
+    std::uint32_t count = 0;
+    read(gather_, &count, sizeof(count), "reading the async gather count");
+    if (count > capacity) throw DeviceError("gpu-bfs async: more queued objects than pending work (an internal error)");
+    std::vector<ObjectId> pending(count);
+    if (count != 0)
+      check(clEnqueueReadBuffer(queue_, gather_.get(), CL_TRUE, sizeof(std::uint32_t), count * sizeof(ObjectId),
+                                pending.data(), 0, nullptr, nullptr),
+            "reading the async gather");
+    return pending;
+  }
+
+  std::uint32_t async_resident_groups() const override { return std::max(1u, info_.resident_groups); }
 
   void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& l) override {
     const auto [table_chunks, pool_chunks] = lane_pool_size(vertices_, l.groups);
@@ -352,7 +399,7 @@ class OpenClBackend final : public DeviceBackend {
   std::uint64_t device_bytes() const override {
     std::uint64_t total = 0;
     for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &patch_, &queues_[0],
-                              &queues_[1], &lane_pool_, &lane_tables_, &dfs_state_, &gather_})
+                              &queues_[1], &chunks_, &lane_pool_, &lane_tables_, &dfs_state_, &gather_})
       total += b->capacity();
     return total + dfs_stack_bytes();
   }
@@ -433,6 +480,9 @@ class OpenClBackend final : public DeviceBackend {
     patch_runs_ = make_kernel("gcvm_patch_runs_kernel");
     patch_pairs_ = make_kernel("gcvm_patch_pairs_kernel");
     patch_records_ = make_kernel("gcvm_patch_records_kernel");
+    async_seed_ = make_kernel("gcvm_bfs_async_seed_kernel");
+    async_ = make_kernel("gcvm_bfs_async_kernel");
+    async_gather_ = make_kernel("gcvm_async_gather_kernel");
     dfs_seed_ = make_kernel("gcvm_dfs_seed_kernel");
     dfs_run_ = make_kernel("gcvm_dfs_run_kernel");
     dfs_gather_ = make_kernel("gcvm_dfs_gather_kernel");
@@ -488,11 +538,14 @@ class OpenClBackend final : public DeviceBackend {
   cl_program program_ = nullptr;
   cl_kernel seed_ = nullptr, level_ = nullptr, lanes_ = nullptr, fill_ = nullptr;
   cl_kernel patch_runs_ = nullptr, patch_pairs_ = nullptr, patch_records_ = nullptr;
+  cl_kernel async_seed_ = nullptr, async_ = nullptr, async_gather_ = nullptr;
   cl_event start_ = nullptr, stop_ = nullptr;
   ClBuffer begin_, degree_, edges_, marks_, roots_, state_, patch_;
   ClBuffer queues_[2];
   MappedHostBuffer patch_host_;
   ClBuffer lane_pool_, lane_tables_;
+  ClBuffer chunks_;  // the chunk queue of huge objects
+  cl_uint chunk_capacity_ = 1;
   std::uint64_t vertices_ = 0;
   cl_kernel dfs_seed_ = nullptr, dfs_run_ = nullptr, dfs_gather_ = nullptr;
   ClBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;

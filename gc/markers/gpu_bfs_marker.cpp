@@ -14,8 +14,10 @@ namespace gcvm {
 namespace {
 
 constexpr const char* kAccepted =
-    "offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, fallback=<threshold>:<min-levels>|off, "
-    "sms=all|<n>|split, levels-per-check=auto|<n>";
+    "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
+    "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>";
+
+/// Async mode's default for the second fallback number: narrow rounds in a row.
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -35,7 +37,9 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
   GpuBfsMarkerOptions o;
   o.device = parse_device_selector(device);
   for (const GcOption& option : options) {
-    if (option.key == "offsets" && (option.value == "histogram" || option.value == "prefix")) {
+    if (option.key == "queue" && (option.value == "auto" || option.value == "async" || option.value == "levels")) {
+      o.queue = option.value == "auto" ? BfsQueue::Auto : option.value == "async" ? BfsQueue::Async : BfsQueue::Levels;
+    } else if (option.key == "offsets" && (option.value == "histogram" || option.value == "prefix")) {
       o.prefix_offsets = option.value == "prefix";
     } else if (option.key == "vector") {
       o.vector_loads = parse_switch(option);
@@ -50,6 +54,7 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       if (colon == std::string::npos) reject_gc_option("gpu-bfs", option, kAccepted);
       o.fallback_threshold = parse_count(option, std::string_view(option.value).substr(0, colon), 1);
       o.fallback_min_levels = parse_count(option, std::string_view(option.value).substr(colon + 1), 0);
+      o.narrow_rounds = o.fallback_min_levels;
     } else if (option.key == "sms") {
       o.split = option.value == "split";
       o.sms = option.value == "all" || o.split ? 0 : parse_count(option, option.value, 1);
@@ -61,11 +66,23 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
     }
   }
   if (o.split) o.fallback_threshold = 0;  // lanes finish on the device; there is no tail to hand over
+  if (o.split) o.queue = BfsQueue::Levels;  // the paper's static split is its own schedule
   return o;
 }
 
 GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options)
     : options_(std::move(options)), session_("gpu-bfs", options_.device) {}
+
+bool GpuBfsMarker::use_async() {
+  const std::uint64_t collection = collections_++;
+  switch (options_.queue) {
+    case BfsQueue::Async: return true;
+    case BfsQueue::Levels: return false;
+    case BfsQueue::Auto: break;
+  }
+  if (collection % kAutoProbeEvery == 0) return false;  // a levels collection counts the heap's depth
+  return levels_last_counted_ > kAutoDeepLevels;
+}
 
 MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {
@@ -87,27 +104,56 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   launch.wide_threshold = options_.wide_threshold;
   launch.fallback_threshold = options_.fallback_threshold;
   launch.fallback_min_level = options_.fallback_min_levels;
-  const unsigned per_unit = std::max(1u, info.resident_groups / std::max(1u, info.compute_units));
-  launch.groups = options_.sms == 0 ? std::max(1u, info.resident_groups)
+  launch.narrow_rounds = options_.narrow_rounds;
+  const bool async = use_async();
+  const unsigned resident = async ? backend.async_resident_groups() : info.resident_groups;
+  const unsigned per_unit = std::max(1u, resident / std::max(1u, info.compute_units));
+  launch.groups = options_.sms == 0 ? std::max(1u, resident)
                                     : std::min(options_.sms, std::max(1u, info.compute_units)) * per_unit;
 
   const std::uint64_t mark_words = std::uint64_t{request.block_count} * 2;
   const Stopwatch roots_clock;
   backend.begin_mark(request.roots, mark_words, request.premarked);
+  const std::uint64_t chunk_capacity = chunk_queue_capacity(mirror.edges());
+  backend.begin_chunks(chunk_capacity);
   const double roots_ms = roots_clock.elapsed_ms();
 
   backend.timer_start();
   const auto root_count = static_cast<std::uint32_t>(request.roots.size());
+  const std::uint32_t seed_groups =
+      std::max(1u, std::min<std::uint32_t>(launch.groups, (root_count + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
   std::vector<std::uint32_t> state;
   std::uint64_t host_checks = 1;
+  // What the device left for the CPU (a fallback): objects marked, not scanned, and
+  // chunks of huge objects not scanned.
+  bool fallback = false;
+  std::vector<ObjectId> pending;
+  std::vector<std::uint64_t> pending_chunks;
+  double download_ms = 0;
+  auto chunk_backlog = [&] {
+    const std::uint32_t tail = std::min<std::uint64_t>(state[GCVM_STATE_CHUNK_TAIL], chunk_capacity);
+    return std::pair<std::uint32_t, std::uint32_t>{std::min(state[GCVM_STATE_CHUNK_HEAD], tail), tail};
+  };
+  auto take_chunk_backlog = [&] {
+    const auto [from, to] = chunk_backlog();
+    pending_chunks = backend.read_chunk_items(from, to);
+  };
   if (options_.split) {
     backend.launch_bfs_lanes(root_count, launch);
     state = backend.read_state();
-    if (state[GCVM_STATE_OVERFLOW] != 0)
-      throw DeviceError("gpu-bfs sms=split: the lanes' queue pool overflowed (an internal sizing error)");
+  } else if (async) {
+    backend.launch_bfs_async_seed(root_count, seed_groups);
+    backend.launch_bfs_async(launch);
+    state = backend.read_state();
+    if (state[GCVM_STATE_OVERFLOW] == 0 && state[GCVM_STATE_STOP] != 0) {
+      fallback = true;
+      const Stopwatch gather_clock;
+      const std::uint32_t tail = std::min<std::uint64_t>(state[GCVM_STATE_ASYNC_TAIL], mirror.vertices());
+      pending = backend.gather_async_queue(tail, state[GCVM_STATE_PENDING]);
+      take_chunk_backlog();
+      download_ms += gather_clock.elapsed_ms();
+    }
   } else {
-    const std::uint32_t seed_groups =
-        std::max(1u, std::min<std::uint32_t>(launch.groups, (root_count + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
     backend.launch_bfs_seed(root_count, seed_groups);
     std::uint32_t level = 1;
     std::uint32_t batch = options_.levels_per_check != 0 ? options_.levels_per_check : 1;
@@ -117,47 +163,62 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
       level += batch;
       state = backend.read_state();
       ++host_checks;
-      if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL) break;
-      if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0) break;
+      if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL || state[GCVM_STATE_OVERFLOW] != 0) break;
+      const auto [chunk_from, chunk_to] = chunk_backlog();
+      if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0 && chunk_from == chunk_to) break;
       if (options_.levels_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
+    }
+    levels_last_counted_ = state[GCVM_STATE_LEVELS_RUN];
+    const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
+    if (fallback_level != GCVM_NO_LEVEL && state[GCVM_STATE_OVERFLOW] == 0) {
+      fallback = true;
+      const Stopwatch queue_clock;
+      pending = backend.read_level_queue(fallback_level, state[GCVM_STATE_COUNT + fallback_level % GCVM_LEVEL_RING]);
+      take_chunk_backlog();
+      download_ms += queue_clock.elapsed_ms();
     }
   }
   const double kernel_ms = backend.timer_stop_ms();
+  if (state[GCVM_STATE_OVERFLOW] != 0)
+    throw DeviceError("gpu-bfs: a device queue overflowed (an internal sizing error); the mark is discarded");
   const std::uint64_t gpu_edges =
       std::uint64_t{state[GCVM_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_STATE_EDGES_LO + 1]} << 32);
-  const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
 
   const Stopwatch download_clock;
   out.reset(request.block_count);
   backend.read_marks(out.words().data(), request.block_count);
-  double download_ms = download_clock.elapsed_ms();
+  download_ms += download_clock.elapsed_ms();
 
   double fallback_ms = 0;
   std::uint64_t cpu_edges = 0;
-  if (fallback_level != GCVM_NO_LEVEL) {
+  const std::size_t fallback_objects = pending.size();
+  const std::size_t fallback_chunks = pending_chunks.size();
+  if (fallback) {
     const Stopwatch fallback_clock;
-    const std::uint32_t pending = state[GCVM_STATE_COUNT + fallback_level % GCVM_LEVEL_RING];
-    const Stopwatch queue_clock;
-    std::vector<ObjectId> queue = backend.read_level_queue(fallback_level, pending);
-    download_ms += queue_clock.elapsed_ms();
-    cpu_edges = finish_mark_on_cpu(request, std::move(queue), out);
+    cpu_edges = finish_mark_on_cpu(request, std::move(pending), out, pending_chunks);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 
   stats.marked_objects = out.count() - MarkBitmap::count_bits(request.premarked);
   stats.edges_traversed = gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
-  const std::uint32_t levels = state[GCVM_STATE_LEVELS_RUN];
+  const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
   stats.details = sync.details();
   stats.details.insert(stats.details.end(), {
+      {"async", async ? 1.0 : 0.0},
       {"root_bytes", static_cast<double>(request.roots.size_bytes())},
       {"root_upload_ms", roots_ms},
       {"kernel_ms", kernel_ms},
       {"kernel_gteps", kernel_ms > 0 ? gpu_edges / (kernel_ms * 1e6) : 0.0},
-      {"iterations", static_cast<double>(levels)},
+      {"iterations", static_cast<double>(async ? state[GCVM_STATE_ROUNDS] : state[GCVM_STATE_LEVELS_RUN])},
       {"host_checks", static_cast<double>(host_checks)},
       {"gpu_edges", static_cast<double>(gpu_edges)},
-      {"fallback_level", fallback_level == GCVM_NO_LEVEL ? -1.0 : static_cast<double>(fallback_level)},
+      {"chunks", static_cast<double>(state[GCVM_STATE_CHUNKS_SCANNED])},
+      {"kept_objects", static_cast<double>(state[GCVM_STATE_KEPT])},
+      {"fallback_level",
+       !fallback ? -1.0 : async ? 0.0 : static_cast<double>(fallback_level)},
+      {"fallback_objects", static_cast<double>(fallback_objects)},
+      {"fallback_chunks", static_cast<double>(fallback_chunks)},
       {"fallback_ms", fallback_ms},
       {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
       {"mark_download_ms", download_ms},

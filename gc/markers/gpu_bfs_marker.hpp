@@ -3,23 +3,40 @@
 // from the paper).
 //
 // A collection: sync the device mirror of the CSR from the graph's change record
-// (GraphMirror) → upload the roots, clear the bitmap → seed kernel (claims the
-// roots) → one kernel per BFS level, enqueued in growing batches (1, 2, 4, ... 64
-// levels) with one small state read between batches, never one per level unless
-// `levels-per-check=1` asks for it → (fallback) download the short queue and finish
-// on the CPU → download the mark bitmap.
+// (GraphMirror) → upload the roots, clear the bitmap and the chunk queue of huge
+// objects → seed kernel (claims the roots) → the mark, in one of two schedules:
+//   queue=async: one persistent launch over one global queue, with no level barrier
+//     (kernels/common/async_mark.h), for heaps hundreds of levels deep;
+//   queue=levels (the paper's): one kernel per BFS level, enqueued in growing batches
+//     (1, 2, 4, ... 64 levels) with one small state read between batches, never one
+//     per level unless `levels-per-check=1` asks for it; faster than async on wide,
+//     shallow heaps (R-MAT: 5.5 against 20.5 ms on rmat:24, H100);
+//   queue=auto (the default): levels for the first collection and every 16th, which
+//     count the heap's BFS levels; async for the others while the last count was
+//     above 64 (a deep heap), levels otherwise;
+// → (fallback) download what is left (a short level queue, or the async queue's
+// untaken slots, and unscanned chunks of huge objects) and finish on the CPU →
+// download the mark bitmap.
 //
 // Options (--gc-opt, Maas's Table 1 columns in brackets):
+//   queue=auto|async|levels    the schedule above
 //   offsets=histogram|prefix   output offsets by histogram (Alg. 2) or prefix sum [+P]
 //   vector=on|off              16-byte edge loads [+V]
 //   wide=<threshold>|off       objects with more references go to the whole group [+D]
-//   fallback=<threshold>:<min-levels>|off   CPU finishes a narrow tail [+F]
+//   fallback=<threshold>:<min>|off   CPU finishes a narrow tail [+F]: levels mode,
+//                              once a level after `min` levels has fewer than
+//                              `threshold` objects; async mode, once a group has done
+//                              `min` rounds in a row with fewer than `threshold` items
+//                              pending (a chain being walked one object a round)
 //   sms=all|<n>|split          all compute units share each level's queue, or only n;
 //                              split: every work group marks from its own slice of
 //                              the roots with its own queue, no balancing (§5.5's
-//                              static root split; one kernel, no CPU fallback)
-//   levels-per-check=auto|<n>  levels enqueued between host checks
-// Defaults: histogram, vector on, wide 16, fallback 20:5, all SMs.
+//                              static root split; one kernel, no CPU fallback; it
+//                              takes no queue= and walks huge objects in the lane)
+//   levels-per-check=auto|<n>  levels enqueued between host checks (levels mode)
+// Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
+// (levels), all SMs. Objects of more than GCVM_CHUNK_SPLIT references are always
+// split into chunks that every group takes (kernels/common/bfs_mark.h).
 //
 // With --device=auto and no usable GPU, or on a device error, the marker says so once
 // on stderr and marks with the serial CPU marker from then on. With a named device,
@@ -36,12 +53,17 @@
 
 namespace gcvm {
 
+/// The schedule of a gpu-bfs mark (queue=).
+enum class BfsQueue { Auto, Async, Levels };
+
 struct GpuBfsMarkerOptions {
+  BfsQueue queue = BfsQueue::Auto;
   bool prefix_offsets = false;
   bool vector_loads = true;
   std::uint32_t wide_threshold = 16;  // 0 = off
   std::uint32_t fallback_threshold = 20;  // 0 = off
-  std::uint32_t fallback_min_levels = 5;
+  std::uint32_t fallback_min_levels = 5;  // levels mode
+  std::uint32_t narrow_rounds = 64;       // async mode (fallback=<threshold>:<min> sets both)
   std::uint32_t sms = 0;  // 0 = all
   bool split = false;
   std::uint32_t levels_per_check = 0;  // 0 = auto (doubling)
@@ -62,8 +84,17 @@ class GpuBfsMarker final : public Marker {
 
  private:
   MarkStats mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request, MarkBitmap& out);
+  /// This collection's schedule (queue=auto: the policy in the header comment).
+  bool use_async();
+
+  /// queue=auto: a levels collection every this many, and async in between when it
+  /// ran more than kAutoDeepLevels levels.
+  static constexpr std::uint64_t kAutoProbeEvery = 16;
+  static constexpr std::uint32_t kAutoDeepLevels = 64;
 
   GpuBfsMarkerOptions options_;
+  std::uint64_t collections_ = 0;
+  std::uint32_t levels_last_counted_ = 0;
   DeviceSession session_;
 };
 

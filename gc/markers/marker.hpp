@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -53,6 +54,13 @@ struct MarkStats {
   double mark_ms = 0;  // wall time of the whole mark entry point
   /// Marker-specific figures (sync bytes, kernel ms, steals, ...), in report order.
   std::vector<std::pair<std::string, double>> details;
+
+  /// The figure named `key`, if this marker reported one.
+  std::optional<double> detail(std::string_view key) const {
+    for (const auto& [name, value] : details)
+      if (name == key) return value;
+    return std::nullopt;
+  }
 };
 
 struct MarkerConstraints {

@@ -31,10 +31,12 @@ Collector::~Collector() = default;
 
 CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string reason, CollectionKind kind) {
   const Stopwatch pause;
+  const double cpu_at_start = process_cpu_ms();
   Generations* generations = heap_.generations();
   if (kind == CollectionKind::Young && generations == nullptr)
     throw std::logic_error("a young collection needs a generational heap");
   CollectionStats stats;
+  stats.start_ms = process_ms() - pause.elapsed_ms();
   stats.index = ++collections_;
   stats.kind = kind;
   stats.generational = generations != nullptr;
@@ -107,6 +109,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   }
   stats.heap_after_bytes = heap_.used_bytes();
   stats.pause_ms = pause.elapsed_ms() - stats.verify_ms;
+  stats.cpu_ms = process_cpu_ms() - cpu_at_start;
   return stats;
 }
 

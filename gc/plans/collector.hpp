@@ -51,6 +51,8 @@ struct CollectionStats {
   double rebuild_ms = 0;
   double verify_ms = 0;
   double pause_ms = 0;  // whole collection, verification excluded
+  double start_ms = 0;  // when it began, on the process clock (gc/util/stopwatch.hpp)
+  double cpu_ms = -1;   // process CPU time (all threads) during the pause, verification included; -1: not measured
   MarkStats mark;
   SweepStats sweep;
   std::uint64_t remembered_objects = 0;  // remembered set at the start (young collections)

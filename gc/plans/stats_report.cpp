@@ -25,6 +25,8 @@ nlohmann::json collection_json(const CollectionStats& s) {
       {"mark_ms", s.mark.mark_ms},
       {"sweep_ms", s.sweep.sweep_ms},
       {"pause_ms", s.pause_ms},
+      {"start_ms", s.start_ms},
+      {"cpu_ms", s.cpu_ms >= 0 ? nlohmann::json(s.cpu_ms) : nlohmann::json()},
       {"verify_ms", s.verify_ms},
       {"mark_details", details},
       {"generational", s.generational},
@@ -34,6 +36,13 @@ nlohmann::json collection_json(const CollectionStats& s) {
       {"promoted_objects", s.promoted_objects},
       {"mature_objects", s.mature_objects},
   };
+}
+
+std::string mark_digest(const MarkBitmap& marks) {
+  std::uint64_t hash = 0xCBF29CE484222325ull;
+  for (std::uint64_t word : marks.words())
+    for (int byte = 0; byte < 8; ++byte) hash = (hash ^ ((word >> (8 * byte)) & 0xFF)) * 0x100000001B3ull;
+  return fmt::format("{:016x}", hash);
 }
 
 std::string collection_summary(const CollectionStats& s) {

@@ -10,8 +10,14 @@
 
 namespace gcvm {
 
+/// The collection's figures; `start_ms` is on the process clock, `cpu_ms` null where
+/// the collector does not measure it.
 nlohmann::json collection_json(const CollectionStats& stats);
 std::string collection_summary(const CollectionStats& stats);
+
+/// FNV-1a over the mark words, as 16 hex digits: equal digests, equal marks (how
+/// `gcvm compare` checks that every collector marked the same objects).
+std::string mark_digest(const MarkBitmap& marks);
 
 }  // namespace gcvm
 

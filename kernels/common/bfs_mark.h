@@ -22,6 +22,17 @@
  * shorter than a threshold after a minimum number of levels (§5.4), and the host
  * finishes the mark on the CPU.
  *
+ * Huge objects, in contrast to the paper, where one thread (or with §5.2 one compute
+ * unit) walks an object however large: an object with more than GCVM_CHUNK_SPLIT
+ * references goes to the chunk queue (mark_layout.h) in chunks of GCVM_CHUNK_EDGES
+ * that every group takes, so one array of millions of elements is scanned by the
+ * whole device. A level kernel drains the chunk queue before its batches, with all of
+ * its groups; chunks offered after a group drained it are taken by the groups still
+ * draining, or by the next level's kernel, so a level counts as having work while
+ * chunks remain. Lane
+ * mode (sms=split), the paper's static split with no balancing, keeps walking a huge
+ * object within its lane.
+ *
  * Every function here that contains a barrier is called by all threads of a group
  * with the same arguments where it matters (loop bounds are uniform).
  */
@@ -44,12 +55,15 @@ struct gcvm_bfs_shared {
   gcvm_u32 traversed;
   gcvm_u32 lane_tail;   /* lane mode: entries in this group's log */
   gcvm_u32 lane_chunks; /* lane mode: chunks this group owns */
+  gcvm_u64 chunk_item;  /* the chunk-queue item the group scans next */
+  gcvm_u32 chunks;      /* chunk items this group scanned */
 };
 
 /* Where a group's output goes: the next level's shared queue (`count` is its global
  * append counter), or in lane mode this group's own append log, stored in chunks of
  * GCVM_LANE_CHUNK entries of `queue` listed in `chunks` and taken from the pool
- * through state[GCVM_STATE_POOL_NEXT]. */
+ * through state[GCVM_STATE_POOL_NEXT]. In async mode `pending` counts work not yet
+ * done (async_mark.h): a reservation raises it before the entries can be seen. */
 struct gcvm_out {
   GCVM_GLOBAL gcvm_u32* queue;
   GCVM_GLOBAL gcvm_u32* count;
@@ -57,10 +71,20 @@ struct gcvm_out {
   GCVM_GLOBAL gcvm_u32* state;
   gcvm_u32 pool_chunks;
   gcvm_u32 table_chunks;
+  GCVM_GLOBAL gcvm_u32* pending; /* 0 outside async mode */
+};
+
+/* The chunk queue of huge objects (mark_layout.h). `items` 0: none (lane mode). */
+struct gcvm_chunk_queue {
+  GCVM_GLOBAL gcvm_u64* items;
+  GCVM_GLOBAL gcvm_u32* state;
+  GCVM_GLOBAL gcvm_u32* pending; /* async mode, as in gcvm_out */
+  gcvm_u32 capacity;
 };
 
 /* Thread 0 only: reserves `n` consecutive output slots and returns the first. */
 GCVM_DEVICE gcvm_u32 gcvm_out_reserve(GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u32 n) {
+  if (out.pending != 0) GCVM_ATOMIC_ADD(out.pending, n);
   if (out.chunks == 0) return GCVM_ATOMIC_ADD(out.count, n);
   const gcvm_u32 base = sh->lane_tail;
   sh->lane_tail = base + n;
@@ -97,6 +121,39 @@ GCVM_DEVICE int gcvm_claim(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) {
   const gcvm_u32 bit = 1u << (target & 31u);
   if (*word & bit) return 0;
   return (GCVM_ATOMIC_OR(word, bit) & bit) == 0u;
+}
+
+/* One thread: puts the chunks of huge object v (`refs` references) on the chunk
+ * queue. The pending count is raised before the items can be taken. */
+GCVM_DEVICE void gcvm_offer_chunks(struct gcvm_chunk_queue q, gcvm_u32 v, gcvm_u32 refs) {
+  const gcvm_u32 n = (refs + GCVM_CHUNK_EDGES - 1u) / GCVM_CHUNK_EDGES;
+  if (q.pending != 0) GCVM_ATOMIC_ADD(q.pending, n);
+  const gcvm_u32 first = GCVM_ATOMIC_ADD(q.state + GCVM_STATE_CHUNK_TAIL, n);
+  if ((gcvm_u64)first + n > q.capacity) {
+    q.state[GCVM_STATE_OVERFLOW] = 1u; /* the host discards the mark (never expected) */
+    if (q.pending != 0) GCVM_ATOMIC_SUB(q.pending, n);
+    return;
+  }
+  for (gcvm_u32 c = 0u; c < n; ++c) q.items[first + c] = ((gcvm_u64)v << 32) | c;
+}
+
+/* Thread 0 only: takes the next chunk item (waiting for its writer, a running thread
+ * that reserved it), or returns GCVM_CHUNK_NONE when the queue is empty. */
+GCVM_DEVICE gcvm_u64 gcvm_take_chunk(struct gcvm_chunk_queue q) {
+  if (q.items == 0) return GCVM_CHUNK_NONE;
+  GCVM_GLOBAL gcvm_u32* head = q.state + GCVM_STATE_CHUNK_HEAD;
+  gcvm_u32 h = GCVM_VOLATILE_LOAD(head);
+  for (;;) {
+    gcvm_u32 t = GCVM_VOLATILE_LOAD(q.state + GCVM_STATE_CHUNK_TAIL);
+    if (t > q.capacity) t = q.capacity;
+    if (h >= t) return GCVM_CHUNK_NONE;
+    const gcvm_u32 seen = GCVM_ATOMIC_CAS(head, h, h + 1u);
+    if (seen == h) break;
+    h = seen;
+  }
+  gcvm_u64 item = GCVM_VOLATILE_LOAD64(q.items + h);
+  while (item == GCVM_CHUNK_NONE) item = GCVM_VOLATILE_LOAD64(q.items + h);
+  return item;
 }
 
 /* Claims a non-null reference and stages it when this thread won it. */
@@ -247,14 +304,50 @@ GCVM_DEVICE void gcvm_prefix_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOB
   }
 }
 
+/* Collective: the group visits references [from, end) of one object, one reference
+ * (or aligned vector) per thread per step. One loop for both load widths (no barrier
+ * under a run-time branch): a step covers GROUP_SIZE aligned vectors or references. */
+GCVM_DEVICE void gcvm_group_walk(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                 GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u64 from,
+                                 gcvm_u64 end, gcvm_u32 flags, gcvm_u32* traversed) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
+  const gcvm_u64 w0 = from / 4u;
+  const gcvm_u64 steps = from >= end ? 0u : vector ? (end - 1u) / 4u - w0 + 1u : end - from;
+  for (gcvm_u64 c = 0u; c < steps; c += GCVM_GROUP_SIZE) {
+    if (c + lid < steps) {
+      if (vector)
+        gcvm_visit_vector(edges, marks, sh, w0 + c + lid, from, end, traversed);
+      else
+        gcvm_visit(marks, sh, edges[from + c + lid], traversed);
+    }
+    gcvm_stage_flush(sh, out, 0);
+  }
+}
+
+/* The lane whose references hold index `e` of the concatenation that
+ * gcvm_exclusive_scan laid out in sh->scan (the last lane whose offset is <= e). */
+GCVM_DEVICE gcvm_u32 gcvm_scan_owner(const GCVM_LOCAL struct gcvm_bfs_shared* sh, gcvm_u32 e) {
+  gcvm_u32 lo = 0u;
+  gcvm_u32 hi = GCVM_GROUP_SIZE - 1u;
+  while (lo < hi) {
+    const gcvm_u32 mid = (lo + hi + 1u) / 2u;
+    if (sh->scan[mid] <= e)
+      lo = mid;
+    else
+      hi = mid - 1u;
+  }
+  return lo;
+}
+
 /* §5.2: objects with more than the threshold of references are scanned by the
  * whole group. In contrast to the paper, which walks them one object at a time, the
  * group walks the concatenated references of all the batch's wide objects at once
  * (offsets from a prefix sum, owner found by binary search), so a batch of objects
- * with 20 or 50 references keeps every thread busy. Huge objects (more than
- * GCVM_HUGE_OBJECT references, where the 32-bit concatenated index could overflow)
- * are walked one at a time, one reference (or aligned vector) per thread per step. */
-#define GCVM_HUGE_OBJECT (1u << 22)
+ * with 20 or 50 references keeps every thread busy. Wide objects have at most
+ * GCVM_CHUNK_SPLIT references (larger ones are chunked), so the concatenated index
+ * fits 32 bits. In lane mode the huge objects of the batch (sh->wide_vertex) are then
+ * walked one at a time by the group. */
 GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                    const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                    GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u64 first, gcvm_u32 wide_degree,
@@ -266,38 +359,73 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
   for (gcvm_u32 base = 0u; base < total; base += GCVM_GROUP_SIZE) {
     const gcvm_u32 e = base + lid;
     if (e < total) {
-      gcvm_u32 lo = 0u;
-      gcvm_u32 hi = GCVM_GROUP_SIZE - 1u;
-      while (lo < hi) {
-        const gcvm_u32 mid = (lo + hi + 1u) / 2u;
-        if (sh->scan[mid] <= e)
-          lo = mid;
-        else
-          hi = mid - 1u;
-      }
-      gcvm_visit(marks, sh, edges[sh->wide_first[lo] + (e - sh->scan[lo])], traversed);
+      const gcvm_u32 owner = gcvm_scan_owner(sh, e);
+      gcvm_visit(marks, sh, edges[sh->wide_first[owner] + (e - sh->scan[owner])], traversed);
     }
     gcvm_stage_flush(sh, out, 0);
   }
 
   const gcvm_u32 huge = sh->wide_count;
-  const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
   for (gcvm_u32 o = 0u; o < huge; ++o) {
     const gcvm_u32 v = sh->wide_vertex[o];
-    const gcvm_u64 from = begin[v];
-    const gcvm_u64 end = from + degree[v];
-    /* One loop for both load widths (no barrier under a run-time branch): a step
-     * covers GROUP_SIZE aligned vectors or GROUP_SIZE references. */
+    gcvm_group_walk(edges, marks, sh, out, begin[v], begin[v] + degree[v], flags, traversed);
+  }
+}
+
+/* Collective: scans chunk-queue item `item` (GCVM_CHUNK_NONE: nothing, uniformly). */
+GCVM_DEVICE void gcvm_scan_chunk(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                 GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u64 item,
+                                 gcvm_u32 flags, gcvm_u32* traversed) {
+  gcvm_u64 from = 0u;
+  gcvm_u64 end = 0u;
+  if (item != GCVM_CHUNK_NONE) {
+    const gcvm_u32 v = (gcvm_u32)(item >> 32);
+    const gcvm_u64 object_end = begin[v] + degree[v];
+    from = begin[v] + (gcvm_u64)(gcvm_u32)item * GCVM_CHUNK_EDGES;
+    end = from + GCVM_CHUNK_EDGES < object_end ? from + GCVM_CHUNK_EDGES : object_end;
+  }
+  gcvm_group_walk(edges, marks, sh, out, from, end, flags, traversed);
+}
+
+/* Collective: takes and scans chunk items until the chunk queue is empty (nothing
+ * when `active` is 0). One loop of steps across chunks (a step: GROUP_SIZE
+ * references or aligned vectors), so that no loop with barriers nests in another:
+ * PoCL's work-group compiler takes minutes over nested ones. */
+GCVM_DEVICE void gcvm_drain_chunks(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                                   const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                   GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out,
+                                   struct gcvm_chunk_queue chunks, int active, gcvm_u32 flags, gcvm_u32* traversed) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
+  if (lid == 0u) sh->chunk_item = active ? gcvm_take_chunk(chunks) : GCVM_CHUNK_NONE;
+  GCVM_BARRIER();
+  gcvm_u64 item = sh->chunk_item;
+  gcvm_u64 step = 0u;
+  while (item != GCVM_CHUNK_NONE) {
+    const gcvm_u32 v = (gcvm_u32)(item >> 32);
+    const gcvm_u64 object_end = begin[v] + degree[v];
+    const gcvm_u64 from = begin[v] + (gcvm_u64)(gcvm_u32)item * GCVM_CHUNK_EDGES;
+    const gcvm_u64 end = from + GCVM_CHUNK_EDGES < object_end ? from + GCVM_CHUNK_EDGES : object_end;
     const gcvm_u64 w0 = from / 4u;
     const gcvm_u64 steps = vector ? (end - 1u) / 4u - w0 + 1u : end - from;
-    for (gcvm_u64 c = 0u; c < steps; c += GCVM_GROUP_SIZE) {
-      if (c + lid < steps) {
-        if (vector)
-          gcvm_visit_vector(edges, marks, sh, w0 + c + lid, from, end, traversed);
-        else
-          gcvm_visit(marks, sh, edges[from + c + lid], traversed);
-      }
-      gcvm_stage_flush(sh, out, 0);
+    const gcvm_u64 k = step + lid;
+    if (k < steps) {
+      if (vector)
+        gcvm_visit_vector(edges, marks, sh, w0 + k, from, end, traversed);
+      else
+        gcvm_visit(marks, sh, edges[from + k], traversed);
+    }
+    gcvm_stage_flush(sh, out, 0);
+    step += GCVM_GROUP_SIZE;
+    if (lid == 0u && step >= steps) {
+      ++sh->chunks;
+      sh->chunk_item = gcvm_take_chunk(chunks);
+    }
+    GCVM_BARRIER();
+    if (step >= steps) {
+      item = sh->chunk_item;
+      step = 0u;
     }
   }
 }
@@ -309,6 +437,7 @@ GCVM_DEVICE void gcvm_add_traversed(GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_
   GCVM_BARRIER();
   if (GCVM_LOCAL_ID() == 0u && sh->traversed != 0u)
     GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_STATE_EDGES_LO), (gcvm_u64)sh->traversed);
+  if (GCVM_LOCAL_ID() == 0u && sh->chunks != 0u) GCVM_ATOMIC_ADD(state + GCVM_STATE_CHUNKS_SCANNED, sh->chunks);
 }
 
 GCVM_DEVICE void gcvm_bfs_init_shared(GCVM_LOCAL struct gcvm_bfs_shared* sh) {
@@ -317,6 +446,7 @@ GCVM_DEVICE void gcvm_bfs_init_shared(GCVM_LOCAL struct gcvm_bfs_shared* sh) {
     sh->traversed = 0u;
     sh->lane_tail = 0u;
     sh->lane_chunks = 0u;
+    sh->chunks = 0u;
   }
   GCVM_BARRIER();
 }
@@ -342,7 +472,7 @@ GCVM_DEVICE void gcvm_bfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_
                                GCVM_GLOBAL gcvm_u32* out_queue, GCVM_GLOBAL gcvm_u32* state,
                                GCVM_LOCAL struct gcvm_bfs_shared* sh) {
   gcvm_bfs_init_shared(sh);
-  const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + 1u, 0, state, 0u, 0u};
+  const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + 1u, 0, state, 0u, 0u, 0};
   gcvm_claim_roots(roots, (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE, root_count,
                    (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE, marks, sh, out);
 }
@@ -351,8 +481,9 @@ GCVM_DEVICE void gcvm_bfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_
  * none), appending what they newly reach to `out`. */
 GCVM_DEVICE void gcvm_scan_batch(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                  const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
-                                 GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u32 v,
-                                 gcvm_u32 flags, gcvm_u32 wide_threshold, gcvm_u32* traversed) {
+                                 GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out,
+                                 struct gcvm_chunk_queue chunks, gcvm_u32 v, gcvm_u32 flags, gcvm_u32 wide_threshold,
+                                 gcvm_u32* traversed) {
   if (GCVM_LOCAL_ID() == 0u) sh->wide_count = 0u;
   GCVM_BARRIER();
   gcvm_u64 first = 0u;
@@ -361,11 +492,14 @@ GCVM_DEVICE void gcvm_scan_batch(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
   if (v != GCVM_NULL_REF) {
     first = begin[v];
     refs = degree[v];
-    if ((flags & GCVM_BFS_WIDE) != 0u && refs > wide_threshold) {
-      if (refs > GCVM_HUGE_OBJECT)
-        sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
+    if (refs > GCVM_CHUNK_SPLIT) {
+      if (chunks.items != 0)
+        gcvm_offer_chunks(chunks, v, refs);
       else
-        wide = refs;
+        sh->wide_vertex[GCVM_ATOMIC_ADD(&sh->wide_count, 1u)] = v;
+      refs = 0u;
+    } else if ((flags & GCVM_BFS_WIDE) != 0u && refs > wide_threshold) {
+      wide = refs;
       refs = 0u;
     }
   }
@@ -383,8 +517,9 @@ GCVM_DEVICE void gcvm_scan_batch(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
 GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                 const GCVM_GLOBAL gcvm_u32* in_queue, GCVM_GLOBAL gcvm_u32* out_queue,
-                                GCVM_GLOBAL gcvm_u32* state, gcvm_u32 level, gcvm_u32 flags,
-                                gcvm_u32 wide_threshold, gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level,
+                                GCVM_GLOBAL gcvm_u32* state, GCVM_GLOBAL gcvm_u64* chunk_items,
+                                gcvm_u32 chunk_capacity, gcvm_u32 level, gcvm_u32 flags, gcvm_u32 wide_threshold,
+                                gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level,
                                 GCVM_LOCAL struct gcvm_bfs_shared* sh) {
   const gcvm_u32 slot = level % GCVM_LEVEL_RING;
   const gcvm_u32 next = (level + 1u) % GCVM_LEVEL_RING;
@@ -393,8 +528,12 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     state[GCVM_STATE_COUNT + after] = 0u;
     state[GCVM_STATE_CURSOR + after] = 0u;
   }
+  /* Whether the level runs, and the fallback, are decided from the previous level's
+   * final count alone, so every group decides the same. Chunks offered in the last
+   * level are drained whenever the level runs; with the fallback the CPU takes them. */
   const gcvm_u32 count = state[GCVM_STATE_COUNT + slot];
-  int active = count != 0u && state[GCVM_STATE_FALLBACK_LEVEL] == GCVM_NO_LEVEL;
+  const int running = state[GCVM_STATE_FALLBACK_LEVEL] == GCVM_NO_LEVEL;
+  int active = count != 0u && running;
   if (active && (flags & GCVM_BFS_FALLBACK) != 0u && level >= fallback_min_level && count < fallback_threshold) {
     if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_FALLBACK_LEVEL] = level;
     active = 0;
@@ -403,16 +542,21 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   /* An inactive level runs the same code on an empty queue: every barrier is reached
    * by every thread on every path. */
   const gcvm_u32 limit = active ? count : 0u;
+  const int drain = active || (count == 0u && running);
 
   gcvm_bfs_init_shared(sh);
-  const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + next, 0, state, 0u, 0u};
+  const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + next, 0, state, 0u, 0u, 0};
+  const struct gcvm_chunk_queue chunks = {chunk_items, state, 0, chunk_capacity};
   gcvm_u32 traversed = 0u;
+  /* Chunks first: those offered in the last level are then split over every group of
+   * this launch, not left to the few groups still scanning when that level ended. */
+  gcvm_drain_chunks(begin, degree, edges, marks, sh, out, chunks, drain, flags, &traversed);
   if (GCVM_LOCAL_ID() == 0u) sh->batch = limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
   GCVM_BARRIER();
   gcvm_u32 batch = sh->batch;
   while (batch < limit) {
     const gcvm_u32 i = batch + GCVM_LOCAL_ID();
-    gcvm_scan_batch(begin, degree, edges, marks, sh, out, i < limit ? in_queue[i] : GCVM_NULL_REF, flags,
+    gcvm_scan_batch(begin, degree, edges, marks, sh, out, chunks, i < limit ? in_queue[i] : GCVM_NULL_REF, flags,
                     wide_threshold, &traversed);
     if (GCVM_LOCAL_ID() == 0u) sh->batch = GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
     GCVM_BARRIER();
@@ -435,7 +579,8 @@ GCVM_DEVICE void gcvm_bfs_lane(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLO
                                GCVM_LOCAL struct gcvm_bfs_shared* sh) {
   const gcvm_u64 lane = GCVM_GROUP_ID();
   const gcvm_u64 lanes = GCVM_GROUP_COUNT();
-  const struct gcvm_out out = {pool, 0, tables + lane * table_chunks, state, pool_chunks, table_chunks};
+  const struct gcvm_out out = {pool, 0, tables + lane * table_chunks, state, pool_chunks, table_chunks, 0};
+  const struct gcvm_chunk_queue no_chunks = {0, state, 0, 0u};
   gcvm_bfs_init_shared(sh);
   gcvm_claim_roots(roots, root_count * lane / lanes, root_count * (lane + 1u) / lanes, GCVM_GROUP_SIZE, marks, sh,
                    out);
@@ -447,8 +592,8 @@ GCVM_DEVICE void gcvm_bfs_lane(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLO
     for (gcvm_u32 batch = head; batch < level_end; batch += GCVM_GROUP_SIZE) {
       const gcvm_u32 i = batch + GCVM_LOCAL_ID();
       GCVM_GLOBAL gcvm_u32* slot = i < level_end ? gcvm_out_slot(out, i) : 0;
-      gcvm_scan_batch(begin, degree, edges, marks, sh, out, slot != 0 ? *slot : GCVM_NULL_REF, flags, wide_threshold,
-                      &traversed);
+      gcvm_scan_batch(begin, degree, edges, marks, sh, out, no_chunks, slot != 0 ? *slot : GCVM_NULL_REF, flags,
+                      wide_threshold, &traversed);
     }
     gcvm_stage_flush(sh, out, 1);
     head = level_end;

@@ -45,9 +45,32 @@
 #define GCVM_STATE_LEVELS_RUN (GCVM_STATE_FALLBACK_LEVEL + 1)
 #define GCVM_STATE_EDGES_LO (GCVM_STATE_LEVELS_RUN + 1) /* u64 edges traversed, 2 words */
 #define GCVM_STATE_POOL_NEXT (GCVM_STATE_EDGES_LO + 2)  /* lanes: next free chunk of the pool */
-#define GCVM_STATE_OVERFLOW (GCVM_STATE_POOL_NEXT + 1)  /* lanes: the pool ran out (never expected) */
-#define GCVM_STATE_WORDS (GCVM_STATE_OVERFLOW + 1)
+#define GCVM_STATE_OVERFLOW (GCVM_STATE_POOL_NEXT + 1)  /* a pool or queue ran out (never expected) */
+#define GCVM_STATE_CHUNK_HEAD (GCVM_STATE_OVERFLOW + 1) /* chunk queue: next item to take */
+#define GCVM_STATE_CHUNK_TAIL (GCVM_STATE_CHUNK_HEAD + 1) /* chunk queue: items reserved */
+#define GCVM_STATE_CHUNKS_SCANNED (GCVM_STATE_CHUNK_TAIL + 1)
+#define GCVM_STATE_ASYNC_HEAD (GCVM_STATE_CHUNKS_SCANNED + 1) /* async: next ticket range of the queue */
+#define GCVM_STATE_ASYNC_TAIL (GCVM_STATE_ASYNC_HEAD + 1)     /* async: queue slots reserved */
+#define GCVM_STATE_PENDING (GCVM_STATE_ASYNC_TAIL + 1)        /* async: work items not yet done */
+#define GCVM_STATE_STOP (GCVM_STATE_PENDING + 1)              /* async: narrow work, hand it to the CPU */
+#define GCVM_STATE_ROUNDS (GCVM_STATE_STOP + 1)               /* async: most rounds of one group */
+#define GCVM_STATE_KEPT (GCVM_STATE_ROUNDS + 1)               /* async: objects kept in a group, not queued */
+#define GCVM_STATE_WORDS (GCVM_STATE_KEPT + 1)
 #define GCVM_NO_LEVEL 0xFFFFFFFFu
+
+/* Huge objects. An object with more than GCVM_CHUNK_SPLIT references is cut into
+ * chunks of GCVM_CHUNK_EDGES references that every work group takes from one chunk
+ * queue of u64 items (vertex << 32 | chunk index; GCVM_CHUNK_NONE until written), so
+ * no object is scanned by one group or one thread. Each huge object is claimed once
+ * per collection and has more than two chunks, so a queue of 3 * E / (2 * CHUNK) + 1
+ * items never fills (device_backend.hpp, chunk_queue_capacity). */
+#define GCVM_CHUNK_EDGES 4096u
+#define GCVM_CHUNK_SPLIT (2u * GCVM_CHUNK_EDGES)
+#define GCVM_CHUNK_NONE 0xFFFFFFFFFFFFFFFFull
+
+/* Async mode (kernels/common/async_mark.h): the queue slot a consumer has taken holds
+ * GCVM_SLOT_TAKEN (no object id reaches it), a slot not yet written GCVM_NULL_REF. */
+#define GCVM_SLOT_TAKEN 0xFFFFFFFEu
 
 /* Lane mode (sms=split): every group runs its own BFS from a slice of the roots and
  * keeps its queue as an append log in chunks of this many entries, taken from one

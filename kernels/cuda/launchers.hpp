@@ -12,11 +12,48 @@ namespace gcvm::cuda {
 cudaError_t launch_bfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
                             std::uint32_t* out_queue, std::uint32_t* state, std::uint32_t groups, cudaStream_t stream);
 
-cudaError_t launch_bfs_level(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,
-                             std::uint32_t* marks, const std::uint32_t* in_queue, std::uint32_t* out_queue,
-                             std::uint32_t* state, std::uint32_t level, std::uint32_t flags,
-                             std::uint32_t wide_threshold, std::uint32_t fallback_threshold,
-                             std::uint32_t fallback_min_level, std::uint32_t groups, cudaStream_t stream);
+/// The arguments of one BFS level launch (kernels/common/bfs_mark.h, gcvm_bfs_level).
+struct BfsLevelArgs {
+  const std::uint64_t* begin;
+  const std::uint32_t* degree;
+  const std::uint32_t* edges;
+  std::uint32_t* marks;
+  const std::uint32_t* in_queue;
+  std::uint32_t* out_queue;
+  std::uint32_t* state;
+  std::uint64_t* chunk_items;
+  std::uint32_t chunk_capacity, level, flags, wide_threshold, fallback_threshold, fallback_min_level, groups;
+};
+
+cudaError_t launch_bfs_level(const BfsLevelArgs& args, cudaStream_t stream);
+
+// ---- gpu-bfs async mode (kernels/common/async_mark.h) ----
+cudaError_t launch_bfs_async_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
+                                  std::uint32_t* queue, std::uint32_t* state, std::uint32_t groups,
+                                  cudaStream_t stream);
+
+/// The arguments of the async mark launch (gcvm_bfs_async).
+struct BfsAsyncArgs {
+  const std::uint64_t* begin;
+  const std::uint32_t* degree;
+  const std::uint32_t* edges;
+  std::uint32_t* marks;
+  std::uint32_t* queue;
+  std::uint32_t capacity;
+  std::uint64_t* chunk_items;
+  std::uint32_t chunk_capacity;
+  std::uint32_t* state;
+  std::uint32_t flags, fallback_threshold, narrow_rounds, groups;
+};
+
+cudaError_t launch_bfs_async(const BfsAsyncArgs& args, cudaStream_t stream);
+
+/// The STOP gather (gcvm_async_gather) of queue slots [0, tail).
+cudaError_t launch_async_gather(const std::uint32_t* queue, std::uint32_t tail, std::uint32_t* out,
+                                std::uint32_t capacity, std::uint32_t groups, cudaStream_t stream);
+
+/// Groups of GCVM_GROUP_SIZE threads of the async kernel that fit on one SM.
+int bfs_async_groups_per_sm();
 
 cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,
                              std::uint32_t* marks, const std::uint32_t* roots, std::uint32_t root_count,

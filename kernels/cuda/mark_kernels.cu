@@ -1,10 +1,12 @@
 // CUDA entry points of the mark kernels: each is a thin wrapper that declares the
 // work-group memory and calls the shared algorithm (kernels/common/bfs_mark.h).
+#include "kernels/common/async_mark.h"
 #include "kernels/common/bfs_mark.h"
 #include "kernels/common/memory_ops.h"
 #include "kernels/cuda/launchers.hpp"
 
 static_assert(sizeof(gcvm_bfs_shared) <= 48 * 1024, "BFS work-group memory must fit the default shared memory");
+static_assert(sizeof(gcvm_async_shared) <= 48 * 1024, "async work-group memory must fit the default shared memory");
 
 namespace gcvm::cuda {
 
@@ -19,11 +21,33 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
     bfs_level_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
-                     const gcvm_u32* in_queue, gcvm_u32* out_queue, gcvm_u32* state, gcvm_u32 level, gcvm_u32 flags,
-                     gcvm_u32 wide_threshold, gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level) {
+                     const gcvm_u32* in_queue, gcvm_u32* out_queue, gcvm_u32* state, gcvm_u64* chunk_items,
+                     gcvm_u32 chunk_capacity, gcvm_u32 level, gcvm_u32 flags, gcvm_u32 wide_threshold,
+                     gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level) {
   __shared__ gcvm_bfs_shared shared;
-  gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, level, flags, wide_threshold,
-                 fallback_threshold, fallback_min_level, &shared);
+  gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, chunk_items, chunk_capacity, level, flags,
+                 wide_threshold, fallback_threshold, fallback_min_level, &shared);
+}
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    bfs_async_seed_kernel(const gcvm_u32* roots, gcvm_u32 root_count, gcvm_u32* marks, gcvm_u32* queue,
+                          gcvm_u32* state) {
+  __shared__ gcvm_bfs_shared shared;
+  gcvm_bfs_async_seed(roots, root_count, marks, queue, state, &shared);
+}
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    bfs_async_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
+                     gcvm_u32* queue, gcvm_u32 capacity, gcvm_u64* chunk_items, gcvm_u32 chunk_capacity,
+                     gcvm_u32* state, gcvm_u32 flags, gcvm_u32 fallback_threshold, gcvm_u32 narrow_rounds) {
+  __shared__ gcvm_async_shared shared;
+  gcvm_bfs_async(begin, degree, edges, marks, queue, capacity, chunk_items, chunk_capacity, state, flags,
+                 fallback_threshold, narrow_rounds, &shared);
+}
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    async_gather_kernel(const gcvm_u32* queue, gcvm_u32 tail, gcvm_u32* out, gcvm_u32 capacity) {
+  gcvm_async_gather(queue, tail, out, capacity);
 }
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
@@ -65,15 +89,40 @@ cudaError_t launch_bfs_seed(const std::uint32_t* roots, std::uint32_t root_count
   return cudaGetLastError();
 }
 
-cudaError_t launch_bfs_level(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,
-                             std::uint32_t* marks, const std::uint32_t* in_queue, std::uint32_t* out_queue,
-                             std::uint32_t* state, std::uint32_t level, std::uint32_t flags,
-                             std::uint32_t wide_threshold, std::uint32_t fallback_threshold,
-                             std::uint32_t fallback_min_level, std::uint32_t groups, cudaStream_t stream) {
-  bfs_level_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(
-      reinterpret_cast<const gcvm_u64*>(begin), degree, edges, marks, in_queue, out_queue, state, level, flags,
-      wide_threshold, fallback_threshold, fallback_min_level);
+cudaError_t launch_bfs_level(const BfsLevelArgs& a, cudaStream_t stream) {
+  bfs_level_kernel<<<a.groups, GCVM_GROUP_SIZE, 0, stream>>>(
+      reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.in_queue, a.out_queue, a.state,
+      reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.level, a.flags, a.wide_threshold,
+      a.fallback_threshold, a.fallback_min_level);
   return cudaGetLastError();
+}
+
+cudaError_t launch_bfs_async_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
+                                  std::uint32_t* queue, std::uint32_t* state, std::uint32_t groups,
+                                  cudaStream_t stream) {
+  bfs_async_seed_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(roots, root_count, marks, queue, state);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_bfs_async(const BfsAsyncArgs& a, cudaStream_t stream) {
+  bfs_async_kernel<<<a.groups, GCVM_GROUP_SIZE, 0, stream>>>(
+      reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.queue, a.capacity,
+      reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.state, a.flags, a.fallback_threshold,
+      a.narrow_rounds);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_async_gather(const std::uint32_t* queue, std::uint32_t tail, std::uint32_t* out,
+                                std::uint32_t capacity, std::uint32_t groups, cudaStream_t stream) {
+  async_gather_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(queue, tail, out, capacity);
+  return cudaGetLastError();
+}
+
+int bfs_async_groups_per_sm() {
+  int groups = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&groups, bfs_async_kernel, GCVM_GROUP_SIZE, 0) != cudaSuccess)
+    return 1;
+  return groups > 0 ? groups : 1;
 }
 
 cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,

@@ -14,11 +14,12 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_level_kernel(
     __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
-    __global const uint* in_queue, __global uint* out_queue, __global uint* state, uint level, uint flags,
-    uint wide_threshold, uint fallback_threshold, uint fallback_min_level) {
+    __global const uint* in_queue, __global uint* out_queue, __global uint* state, __global ulong* chunk_items,
+    uint chunk_capacity, uint level, uint flags, uint wide_threshold, uint fallback_threshold,
+    uint fallback_min_level) {
   __local struct gcvm_bfs_shared shared;
-  gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, level, flags, wide_threshold,
-                 fallback_threshold, fallback_min_level, &shared);
+  gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, chunk_items, chunk_capacity, level, flags,
+                 wide_threshold, fallback_threshold, fallback_min_level, &shared);
 }
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_lane_kernel(
@@ -48,6 +49,29 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_patch_records_kernel(
     __global ulong* begin, __global uint* degree, __global const uint* patch, ulong first, ulong count) {
   gcvm_patch_records(begin, degree, patch, first, count);
+}
+
+/* ---- gpu-bfs async mode (async_mark.h, embedded after bfs_mark.h) ---- */
+#include "async_mark.h"
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_async_seed_kernel(
+    __global const uint* roots, uint root_count, __global uint* marks, __global uint* queue, __global uint* state) {
+  __local struct gcvm_bfs_shared shared;
+  gcvm_bfs_async_seed(roots, root_count, marks, queue, state, &shared);
+}
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_async_kernel(
+    __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
+    __global uint* queue, uint capacity, __global ulong* chunk_items, uint chunk_capacity, __global uint* state,
+    uint flags, uint fallback_threshold, uint narrow_rounds) {
+  __local struct gcvm_async_shared shared;
+  gcvm_bfs_async(begin, degree, edges, marks, queue, capacity, chunk_items, chunk_capacity, state, flags,
+                 fallback_threshold, narrow_rounds, &shared);
+}
+
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_async_gather_kernel(
+    __global const uint* queue, uint tail, __global uint* out, uint capacity) {
+  gcvm_async_gather(queue, tail, out, capacity);
 }
 
 /* ---- gpu-dfs (dfs_mark.h, embedded after bfs_mark.h) ---- */

@@ -23,15 +23,21 @@ GcOptions options_of(std::initializer_list<const char*> texts) {
   return options;
 }
 
-/// Every combination of the paper's switches (offsets x vector x wide x fallback).
+/// Every combination of the paper's switches (offsets x vector x wide x fallback) in
+/// levels mode, and async mode with its fallback off, on, and so eager that the CPU
+/// takes over almost at once.
 std::vector<GcOptions> option_matrix() {
   std::vector<GcOptions> matrix;
   for (const char* offsets : {"offsets=histogram", "offsets=prefix"})
     for (const char* vector : {"vector=on", "vector=off"})
       for (const char* wide : {"wide=off", "wide=16", "wide=1"})
         for (const char* fallback : {"fallback=off", "fallback=20:5"})
-          matrix.push_back(options_of({offsets, vector, wide, fallback}));
+          matrix.push_back(options_of({"queue=levels", offsets, vector, wide, fallback}));
+  for (const char* fallback : {"fallback=off", "fallback=20:64", "fallback=1000:1", "fallback=3:2"})
+    matrix.push_back(options_of({"queue=async", fallback}));
+  matrix.push_back(options_of({"queue=auto"}));
   matrix.push_back(options_of({"sms=1"}));
+  matrix.push_back(options_of({"queue=levels", "sms=1"}));
   matrix.push_back(options_of({"sms=split"}));
   matrix.push_back(options_of({"sms=split", "offsets=prefix", "vector=off", "wide=1"}));
   matrix.push_back(options_of({"levels-per-check=1", "wide=3"}));
@@ -80,17 +86,24 @@ TEST_CASE("gpu-bfs marks every paper heap exactly like the serial marker, with e
 }
 
 TEST_CASE("gpu-bfs on random graphs of many shapes") {
-  const std::vector<GcOptions> matrix = {options_of({}), options_of({"offsets=prefix", "vector=off"}),
-                                         options_of({"wide=off", "fallback=off"}),
-                                         options_of({"offsets=prefix", "wide=2", "fallback=off"}),
+  const std::vector<GcOptions> matrix = {options_of({}), options_of({"fallback=1000:1"}),
+                                         options_of({"queue=levels"}),
+                                         options_of({"queue=levels", "offsets=prefix", "vector=off"}),
+                                         options_of({"queue=levels", "wide=off", "fallback=off"}),
+                                         options_of({"queue=levels", "offsets=prefix", "wide=2", "fallback=off"}),
                                          options_of({"sms=split"})};
   for (const char* spec : {"rmat:13", "rmat:11:40", "random:20000:0", "random:20000:1", "random:3000:40", "lists:7x3"})
     check_spec(spec, matrix);
 }
 
 TEST_CASE("gpu-bfs on edge cases: empty roots, null-only objects, self-loops, huge objects, long chains") {
-  const std::vector<GcOptions> matrix = {options_of({}), options_of({"wide=off", "offsets=prefix"}),
-                                         options_of({"fallback=off", "vector=off"}), options_of({"sms=split"})};
+  const std::vector<GcOptions> matrix = {options_of({}),
+                                         options_of({"fallback=1000:1"}),
+                                         options_of({"queue=levels"}),
+                                         options_of({"queue=levels", "wide=off", "offsets=prefix"}),
+                                         options_of({"queue=levels", "fallback=off", "vector=off"}),
+                                         options_of({"queue=levels", "fallback=2:1"}),
+                                         options_of({"sms=split"})};
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
     Heap heap;
@@ -123,6 +136,70 @@ TEST_CASE("gpu-bfs on edge cases: empty roots, null-only objects, self-loops, hu
     CAPTURE(device);
     GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"fallback=20:5"}), device));
     check_same_as_serial(request, gpu);
+  }
+}
+
+TEST_CASE("gpu-bfs splits huge objects into chunks that every group takes, in both schedules") {
+  // Huge arrays of sizes around the split and chunk boundaries, reachable at
+  // different depths, pointing at each other's elements and at a shared chain.
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(2, 0);
+  std::vector<ObjectId> arrays;
+  for (std::uint64_t length : {std::uint64_t{GCVM_CHUNK_SPLIT}, std::uint64_t{GCVM_CHUNK_SPLIT} + 1, std::uint64_t{12289},
+                               std::uint64_t{100003}, std::uint64_t{4 * GCVM_CHUNK_EDGES}})
+    arrays.push_back(heap.allocate_ref_array(length));
+  std::vector<ObjectId> nodes;
+  for (int i = 0; i < 30000; ++i) nodes.push_back(heap.allocate(node));
+  for (std::size_t a = 0; a < arrays.size(); ++a) {
+    const std::uint64_t length = heap.array_length(arrays[a]);
+    for (std::uint64_t i = 0; i < length; i += 1 + a)
+      heap.store_element(arrays[a], i, nodes[(i * 31 + a * 7) % nodes.size()]);
+  }
+  for (std::size_t i = 0; i + 1 < nodes.size(); i += 3) heap.store_ref(nodes[i], 0, nodes[i + 1]);
+  // Array a is reachable from a node that array a - 1 reaches: chunks appear late.
+  for (std::size_t a = 1; a < arrays.size(); ++a) heap.store_ref(nodes[(a * 97) % nodes.size()], 1, arrays[a]);
+  const std::vector<ObjectId> roots{arrays[0]};
+  const MarkRequest request{heap.graph(), roots, heap.blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const GcOptions& options :
+         {options_of({"queue=async"}), options_of({"queue=async", "fallback=3:2"}), options_of({"queue=levels"}),
+          options_of({"queue=levels", "wide=off", "vector=off"}), options_of({"queue=levels", "fallback=5:3"})}) {
+      INFO("options: ", describe(options));
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options, device));
+      check_same_as_serial(request, gpu);
+      MarkBitmap marks;
+      const MarkStats stats = gpu.mark(request, marks);
+      double chunks = 0, fallback_chunks = 0;
+      for (const auto& [key, value] : stats.details) {
+        if (key == "chunks") chunks = value;
+        if (key == "fallback_chunks") fallback_chunks = value;
+      }
+      CHECK(chunks + fallback_chunks > 0);  // the huge arrays went through the chunk queue
+    }
+  }
+}
+
+TEST_CASE("gpu-bfs queue=auto: levels to count a heap's depth, async between counts on a deep heap") {
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const auto& [spec, deep] : {std::pair<const char*, bool>{"lists:8x300", true}, {"vp-array", false}}) {
+      CAPTURE(std::string(spec));
+      auto built = test::build(spec);
+      const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"fallback=off"}), device));
+      std::vector<double> schedule;
+      for (int collection = 0; collection < 18; ++collection) {
+        MarkBitmap marks;
+        schedule.push_back(gpu.mark(request, marks).detail("async").value_or(-1));
+      }
+      for (int collection = 0; collection < 18; ++collection) {
+        CAPTURE(collection);
+        const bool probe = collection % 16 == 0;
+        CHECK(schedule[collection] == (deep && !probe ? 1.0 : 0.0));
+      }
+      check_same_as_serial(request, gpu);
+    }
   }
 }
 

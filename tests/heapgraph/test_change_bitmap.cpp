@@ -42,6 +42,10 @@ TEST_CASE("change runs are maximal, ordered, cross word and chunk boundaries and
   CHECK(runs_of(bits, bits.size()) == Runs{{5, 8}, {63, 66}, {4095, 4097}, {8191, 8192}, {12000, 12001}});
   CHECK(runs_of(bits, 4096) == Runs{{5, 8}, {63, 66}, {4095, 4096}});
   CHECK(bits.count(bits.size()) == 10);
+  CHECK(bits.count(4096) == 7);   // a limit on a word boundary
+  CHECK(bits.count(65) == 5);     // inside a word: 5, 6, 7, 63, 64
+  CHECK(bits.count(64) == 4);
+  CHECK(bits.count(0) == 0);
   const auto before = bits.generation();
   bits.clear();
   CHECK(bits.generation() == before + 1);

@@ -199,6 +199,11 @@ TEST_CASE("every instruction assembles to the opcode its operand types select") 
   for (const auto& op : ops(m, "h")) covered.insert(op);
   for (const auto& op : ops(m, "k")) covered.insert(op);
   covered.insert("NOP");  // never emitted; executes as a no-op
+  // Emitted only by the Tern compiler (docs/tern.md, "Not there yet"); test_tern.cpp
+  // and the AWFY benchmarks run them.
+  for (const char* tern_only : {"CALLV", "GETRD", "PUTRD", "GETSD", "PUTSD", "PRINTSTR", "STRLIT", "STRLEN", "STRCHAR",
+                                "STREQ", "STRCAT", "STRSUB", "STRHASH", "STRCHR", "ITOSTR", "FTOSTR", "FSQRT", "CLOCK"})
+    covered.insert(tern_only);
   for (std::uint32_t op = 0; op < kOpCount; ++op) {
     CAPTURE(std::string(kOpInfo[op].name));
     CHECK(covered.count(std::string(kOpInfo[op].name)) == 1);

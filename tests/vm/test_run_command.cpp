@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli_runner.hpp"
+#include "gc/device/device_registry.hpp"
 
 using gcvm::test::line_count;
 using gcvm::test::run_gcvm;
@@ -162,4 +163,24 @@ TEST_CASE("the complete example in docs/gasm.md runs as documented") {
   CHECK(r.exit_code == 0);
   CHECK(r.out == "sum of 1..100 = 5050\nafter a collection: 5050\n");
   std::filesystem::remove(file);
+}
+
+TEST_CASE("--gc-log of a GPU collection says what the mutator changed and what the sync sent") {
+  bool any_opencl = false;
+  for (const auto& d : gcvm::usable_devices()) any_opencl = any_opencl || d.backend == "opencl";
+  if (!any_opencl) {
+    MESSAGE("no OpenCL device: gpu-bfs --gc-log test skipped");
+    return;
+  }
+  const auto r = run_gcvm("run " + kWorkloads +
+                          "hash_map.gasm --heap=4M --gc=gpu-bfs --device=opencl --gc-log --stats=none");
+  REQUIRE(r.exit_code == 0);
+  const auto first = r.err.find("[gc 1]");
+  REQUIRE(first != std::string::npos);
+  const std::string line = r.err.substr(first, r.err.find('\n', first) - first);
+  CHECK(line.find(", sync ") != std::string::npos);
+  CHECK(line.find(" changed -> ") != std::string::npos);
+  CHECK(line.find(" sent (full) in ") != std::string::npos);  // the first sync uploads the whole graph
+  CHECK(r.err.find("[gc 2]") != std::string::npos);
+  CHECK(r.err.find(" sent in ", first) != std::string::npos);  // later ones only what changed
 }

@@ -76,9 +76,11 @@ class Lister {
       }
       const OpInfo& info = op_info(op);
       std::string args;
-      if (op == Op::CALL) {
+      if (op == Op::CALL || op == Op::CALLV) {
         const std::uint32_t argc = f.code[pc + 3];
-        args = fmt::format("{} <- {}(", slot(f, f.code[pc + 2]), operand(f, 'n', f.code[pc + 1]));
+        const std::string callee =
+            op == Op::CALL ? operand(f, 'n', f.code[pc + 1]) : fmt::format("vtable[{}]", f.code[pc + 1]);
+        args = fmt::format("{} <- {}(", slot(f, f.code[pc + 2]), callee);
         for (std::uint32_t a = 0; a < argc; ++a) args += (a ? ", " : "") + slot(f, f.code[pc + 4 + a]);
         args += ")";
       } else {
@@ -104,6 +106,8 @@ class Lister {
     for (const ClassInfo& c : m_.classes) {
       out += fmt::format("class {}: {} ref field{}, {} scalar field{}\n", c.name, c.ref_fields, c.ref_fields == 1 ? "" : "s",
                          c.scalar_fields, c.scalar_fields == 1 ? "" : "s");
+      for (std::uint32_t v = 0; v < c.vtable.size(); ++v)
+        out += fmt::format("  vtable[{}] {}\n", v, operand(m_.functions.front(), 'n', c.vtable[v]));
       for (const FieldInfo& f : c.fields)
         out += fmt::format("  {:12} {:10} {} #{}\n", f.name, f.type, f.is_ref ? "ref" : "scalar", f.index);
     }

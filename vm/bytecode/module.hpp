@@ -27,6 +27,9 @@ struct ClassInfo {
   std::vector<FieldInfo> fields;  // declaration order
   std::uint32_t ref_fields = 0;
   std::uint32_t scalar_fields = 0;
+  /// Function index of each virtual-method slot (CALLV); empty for a class without
+  /// dynamic dispatch. A class with a vtable keeps its class index in scalar field 0.
+  std::vector<std::uint32_t> vtable;
 };
 
 /// A field as the bytecode names it: GETR/PUTR/GETS/PUTS carry an index into

@@ -5,8 +5,9 @@
 //   d  destination local slot     s  source local slot      i  signed 32-bit immediate
 //   k  constant-pool index        g  global index           j  absolute jump target (word)
 //   c  class index                f  index into Module::fields
-//   t  string-literal index       n  function index
-// CALL is variable-length: n, d (or kNoSlot), argc, then argc source slots.
+//   t  string-literal index       n  function index             v  virtual-method slot
+// CALL and CALLV are variable-length: n (CALLV: v), d (or kNoSlot), argc, then argc
+// source slots; CALLV's first argument is the receiver.
 //
 // Invariants the assembler guarantees and the interpreter relies on (the program was
 // type-checked, so no instruction checks the types of its operands at run time):
@@ -16,6 +17,14 @@
 //   same at every pc because a slot's type is declared, never inferred).
 // - Jump targets are instruction starts inside the same function.
 // - The `_li` forms are superinstructions: the right operand is an immediate.
+// - Dynamic dispatch and fields (emitted by the Tern compiler, vm/lang): an object of a
+//   class with a `vtable` keeps its class index in scalar field 0. CALLV reads it from
+//   the receiver and calls `vtable[v]` of that class. GETRD/PUTRD/GETSD/PUTSD access a
+//   field of an object whose class is only known up to a superclass: the heap finds
+//   the layout from the object (a field keeps its index in every subclass).
+// - Strings (STR*): a string is a scalar array; element 0 holds its length in bytes,
+//   the bytes follow, eight per element, little-endian. STRLIT yields the literal's one
+//   string object (allocated at first use and kept alive by the interpreter).
 #pragma once
 
 #include <cstdint>
@@ -103,6 +112,7 @@ namespace gcvm::vm {
   X(BNULL, "sj")                                                                 \
   X(BNONNULL, "sj")                                                              \
   X(CALL, "n")                                                                   \
+  X(CALLV, "v")                                                                  \
   X(RET, "s")                                                                    \
   X(RETV, "")                                                                    \
   X(NEW, "dc")                                                                   \
@@ -110,6 +120,10 @@ namespace gcvm::vm {
   X(PUTR, "sfs")                                                                 \
   X(GETS, "dsf")                                                                 \
   X(PUTS, "sfs")                                                                 \
+  X(GETRD, "dsf")                                                                \
+  X(PUTRD, "sfs")                                                                \
+  X(GETSD, "dsf")                                                                \
+  X(PUTSD, "sfs")                                                                \
   X(NEWRA, "ds")                                                                 \
   X(NEWSA, "ds")                                                                 \
   X(ALEN, "ds")                                                                  \
@@ -120,6 +134,19 @@ namespace gcvm::vm {
   X(PRINTI, "s")                                                                 \
   X(PRINTF, "s")                                                                 \
   X(PRINTS, "t")                                                                 \
+  X(PRINTSTR, "s")                                                               \
+  X(STRLIT, "dt")                                                                \
+  X(STRLEN, "ds")                                                                \
+  X(STRCHAR, "dss")                                                              \
+  X(STREQ, "dss")                                                                \
+  X(STRCAT, "dss")                                                               \
+  X(STRSUB, "dsss")                                                              \
+  X(STRHASH, "ds")                                                               \
+  X(STRCHR, "ds")                                                                \
+  X(ITOSTR, "ds")                                                                \
+  X(FTOSTR, "ds")                                                                \
+  X(FSQRT, "ds")                                                                 \
+  X(CLOCK, "d")                                                                  \
   X(GC, "")                                                                      \
   X(ARGC, "d")                                                                   \
   X(ARG, "ds")                                                                   \
@@ -151,10 +178,10 @@ static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == kOpCount);
 
 inline const OpInfo& op_info(Op op) { return kOpInfo[static_cast<std::uint32_t>(op)]; }
 
-/// Words an instruction occupies (CALL: its argument count is the word at +3).
+/// Words an instruction occupies (CALL, CALLV: the argument count is the word at +3).
 inline std::uint32_t instruction_words(const std::uint32_t* at) {
   const Op op = static_cast<Op>(at[0]);
-  if (op == Op::CALL) return 4 + at[3];
+  if (op == Op::CALL || op == Op::CALLV) return 4 + at[3];
   return 1 + static_cast<std::uint32_t>(op_info(op).operands.size());
 }
 

@@ -7,11 +7,8 @@
 // levels.csv, degrees.csv, shape.json and plots.gp there and runs gnuplot on the
 // script to draw levels.png and degrees.png (or .svg).
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "gc/util/stopwatch.hpp"
@@ -23,8 +20,7 @@
 #include "heapgraph/synthetic_heaps.hpp"
 #include "heapgraph/trace/trace_heap_loader.hpp"
 #include "vm/cli/commands.hpp"
-
-extern char** environ;
+#include "vm/cli/gnuplot.hpp"
 
 namespace gcvm::cli {
 
@@ -40,26 +36,6 @@ struct AnalyzeArgs {
   std::string weak_refs = "strong";
   std::string stats = "text";
 };
-
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw UsageError(fmt::format("cannot write {}", path.string()));
-}
-
-/// Runs `gnuplot SCRIPT`; returns an empty string on success, else why it failed.
-std::string run_gnuplot(const std::string& script) {
-  const char* argv[] = {"gnuplot", script.c_str(), nullptr};
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, "gnuplot", nullptr, nullptr, const_cast<char* const*>(argv), environ);
-  if (spawned != 0) return "gnuplot could not be started (is it installed? Debian: gnuplot-nox)";
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return "waiting for gnuplot failed";
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return WIFEXITED(status) && WEXITSTATUS(status) == 127 ? "gnuplot is not installed (Debian: gnuplot-nox)"
-                                                           : "gnuplot failed on " + script;
-  return "";
-}
 
 int run_analyze(const AnalyzeArgs& args) {
   if (args.file.empty() == args.graph.empty()) throw UsageError("gcvm analyze takes a heap FILE or --graph=SPEC (one of them)");
@@ -120,15 +96,13 @@ int run_analyze(const AnalyzeArgs& args) {
   std::string plot_note;
   if (!args.out.empty()) {
     const std::filesystem::path dir(args.out);
-    std::error_code error;
-    std::filesystem::create_directories(dir, error);
-    if (error) throw UsageError(fmt::format("--out={}: cannot create the directory ({})", args.out, error.message()));
-    write_file(dir / "levels.csv", levels_csv(shape));
-    write_file(dir / "degrees.csv", degrees_csv(shape));
-    write_file(dir / "shape.json", report.dump(2) + "\n");
+    create_output_directory(dir, "--out");
+    write_text_file(dir / "levels.csv", levels_csv(shape));
+    write_text_file(dir / "degrees.csv", degrees_csv(shape));
+    write_text_file(dir / "shape.json", report.dump(2) + "\n");
     if (args.plots != "none") {
       const PlotFormat format = args.plots == "svg" ? PlotFormat::Svg : PlotFormat::Png;
-      write_file(dir / "plots.gp", gnuplot_script(shape, dir.string(), title, format));
+      write_text_file(dir / "plots.gp", gnuplot_script(shape, dir.string(), title, format));
       const std::string failed = run_gnuplot((dir / "plots.gp").string());
       if (!failed.empty())
         fmt::print(stderr, "gcvm analyze: no plots drawn: {}; the CSV and JSON files are written\n", failed);

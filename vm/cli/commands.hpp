@@ -43,5 +43,7 @@ std::function<int()> register_disasm_command(CLI::App& app);
 
 /// Registers `gcvm analyze` (vm/cli/analyze_command.cpp).
 std::function<int()> register_analyze_command(CLI::App& app);
+/// Registers `gcvm compare` (vm/cli/compare_command.cpp).
+std::function<int()> register_compare_command(CLI::App& app);
 
 }  // namespace gcvm::cli

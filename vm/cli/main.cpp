@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   auto run_run = cli::register_run_command(app);
   auto run_disasm = cli::register_disasm_command(app);
   auto run_analyze = cli::register_analyze_command(app);
+  auto run_compare = cli::register_compare_command(app);
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("run")) return run_run();
     if (app.got_subcommand("disasm")) return run_disasm();
     if (app.got_subcommand("analyze")) return run_analyze();
+    if (app.got_subcommand("compare")) return run_compare();
   } catch (const vm::AssemblyError& e) {
     for (const std::string& line : e.lines()) fmt::print(stderr, "{}\n", line);
     return cli::kExitBadInput;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #if GCVM_HAVE_BOEHM
 #include "gc/boehm/boehm_collector.hpp"
@@ -21,6 +22,7 @@
 #include "vm/cli/collector_args.hpp"
 #include "vm/cli/commands.hpp"
 #include "vm/cli/size_arg.hpp"
+#include "vm/cli/stats_outputs.hpp"
 
 namespace gcvm::cli {
 
@@ -35,37 +37,48 @@ struct MarkArgs {
   unsigned collections = 1;
   bool verify = false;
   std::string record_trace;
+  std::string gc_log;      // --gc-log[=FILE]
+  std::string stats_json;  // --stats-json=FILE
 };
 
 /// Prints the build line (text) and every collection, or one JSON object; `finish`
 /// runs after the collections and may add to the JSON object (or print, in text).
+/// `collect` returns a collection's statistics and the digest of its marks (empty
+/// where the collector's marks are not a gcvm mark bitmap).
 template <typename Collect>
 void report(const MarkArgs& args, const GraphSpec& spec, std::uint64_t objects, std::string_view heap_line,
             double build_ms, std::uint64_t roots, std::uint64_t graph_bytes, Collect&& collect,
             const std::function<void(nlohmann::json*)>& finish = {}) {
   nlohmann::json runs = nlohmann::json::array();
-  const bool json = args.stats == "json";
-  if (!json)
+  const bool print_json = args.stats == "json";
+  const bool json = print_json || !args.stats_json.empty();
+  const GcLog log(args.gc_log, stdout);
+  if (!print_json)
     fmt::print("gcvm mark: graph {} (seed {}), {} objects {}; built in {:.1f} ms\n", spec.text, args.seed, objects,
                heap_line, build_ms);
   for (unsigned i = 0; i < args.collections; ++i) {
-    const CollectionStats stats = collect(i == 0 ? "explicit" : "repeat");
-    if (json)
+    const auto [stats, digest] = collect(i == 0 ? "explicit" : "repeat");
+    if (json) {
       runs.push_back(collection_json(stats));
-    else
-      fmt::print("{}", collection_summary(stats));
+      if (!digest.empty()) runs.back()["mark_digest"] = digest;
+    }
+    if (!print_json) fmt::print("{}", collection_summary(stats));
+    log.write(collection_log_line(stats) + "\n");
   }
   nlohmann::json out = json ? runs.front() : nlohmann::json();
+  if (json) out.erase("mark_digest");  // the first collection's figures at the top; digests per collection only
   if (finish) finish(json ? &out : nullptr);
   if (json) {
     out["command"] = "mark";
     out["graph"] = spec.text;
     out["seed"] = args.seed;
     out["build_ms"] = build_ms;
+    out["elapsed_ms"] = process_ms();
     out["roots"] = roots;
     out["graph_bytes"] = graph_bytes;
     out["collections"] = runs;
-    fmt::print("{}\n", out.dump());
+    if (print_json) fmt::print("{}\n", out.dump());
+    write_stats_json(args.stats_json, out);
   }
 }
 
@@ -91,7 +104,7 @@ int run_boehm_mark(const MarkArgs& args, const GraphSpec& spec, const CollectorC
   BoehmHeap::set_automatic(true);
   BoehmCollector collector(heap);
   report(args, spec, objects, fmt::format("in libgc's heap ({} markers)", BoehmHeap::markers()), build_ms,
-         heap.root_count(), 0, [&](const char* reason) { return collector.collect(reason); });
+         heap.root_count(), 0, [&](const char* reason) { return std::pair{collector.collect(reason), std::string()}; });
   return kExitOk;
 }
 #endif
@@ -132,7 +145,9 @@ int run_mark(const MarkArgs& args) {
   Collector collector(heap, std::move(marker), args.verify);
   auto collect = [&](const char* reason) {
     if (recorder) recorder->collecting(builder.roots(), reason);
-    return collector.collect(builder.roots(), reason);
+    CollectionStats stats = collector.collect(builder.roots(), reason);
+    const bool digest = args.stats == "json" || !args.stats_json.empty();
+    return std::pair{std::move(stats), digest ? mark_digest(collector.last_marks()) : std::string()};
   };
   auto finish_trace = [&](nlohmann::json* out) {
     if (!recorder) return;
@@ -168,6 +183,8 @@ std::function<int()> register_mark_command(CLI::App& app) {
   cmd->add_flag("--verify", args->verify, "Check the graph against the heap and the marks independently");
   cmd->add_option("--record-trace", args->record_trace,
                   "Record the heap's construction and collections as a trace (docs/trace-format.md)");
+  add_gc_log_flag(*cmd, args->gc_log, "stdout");
+  add_stats_json_flag(*cmd, args->stats_json);
   return [args] { return run_mark(*args); };
 }
 

@@ -32,6 +32,7 @@
 #include "vm/cli/commands.hpp"
 #include "vm/cli/mutation_arg.hpp"
 #include "vm/cli/size_arg.hpp"
+#include "vm/cli/stats_outputs.hpp"
 
 namespace gcvm::cli {
 
@@ -43,21 +44,15 @@ struct ReplayArgs {
   std::string heap;
   std::string stats = "text";
   bool verify = false;
-  bool gc_log = false;
+  std::string gc_log;      // --gc-log[=FILE]
+  std::string stats_json;  // --stats-json=FILE
+  bool wants_json() const { return stats == "json" || !stats_json.empty(); }
   std::string weak_refs = "strong";
   unsigned collections = 1;
   std::string mutate = "none";
   std::uint64_t seed = 1;
   std::string record_trace;
 };
-
-/// FNV-1a over the mark words, as 16 hex digits: equal digests, equal marks.
-std::string mark_digest(const MarkBitmap& marks) {
-  std::uint64_t hash = 0xCBF29CE484222325ull;
-  for (std::uint64_t word : marks.words())
-    for (int byte = 0; byte < 8; ++byte) hash = (hash ^ ((word >> (8 * byte)) & 0xFF)) * 0x100000001B3ull;
-  return fmt::format("{:016x}", hash);
-}
 
 nlohmann::json mutation_json(const MutationStats& m) {
   return {{"live_objects", m.live_objects},     {"live_references", m.live_references},
@@ -85,7 +80,8 @@ class ReplayRun {
         spec_(parse_mutation_flag(args.mutate)),
         collector_(collector),
         recorder_(recorder),
-        mutator_(heap, spec_, args.seed, recorder) {}
+        mutator_(heap, spec_, args.seed, recorder),
+        log_(args.gc_log, stdout) {}
 
   /// A collection the replay ran (a trace's recorded or budget collection).
   void observed(const CollectionStats& stats) { report(stats, nullptr); }
@@ -133,15 +129,15 @@ class ReplayRun {
  private:
   void report(const CollectionStats& stats, const MutationStats* mutation) {
     totals_.add(stats);
-    if (args_.stats == "json") {
+    if (args_.wants_json()) {
       nlohmann::json j = collection_json(stats);
       j["mark_digest"] = mark_digest(collector_.last_marks());
       if (mutation != nullptr) j["mutation"] = mutation_json(*mutation);
       runs_.push_back(std::move(j));
     }
-    if (args_.gc_log) {
-      if (mutation != nullptr) fmt::print("{}\n", mutation_log_line(stats.index, *mutation));
-      fmt::print("{}\n", collection_log_line(stats));
+    if (log_) {
+      if (mutation != nullptr) log_.write(mutation_log_line(stats.index, *mutation) + "\n");
+      log_.write(collection_log_line(stats) + "\n");
     }
   }
 
@@ -154,6 +150,7 @@ class ReplayRun {
   nlohmann::json runs_ = nlohmann::json::array();
   std::uint64_t rounds_ = 0;
   MutationStats mutated_;  // sums of the rounds' stores, allocations and times
+  GcLog log_;
 };
 
 /// The --stats=json object of a replay (of a trace or a snapshot).
@@ -172,6 +169,7 @@ nlohmann::json replay_json(const std::string& file, ReplayRun& run, const Collec
   out["heap_limit_bytes"] = heap.limit_bytes();
   out["heap_bytes"] = heap.used_bytes();
   out["replay_ms"] = replay_ms;
+  out["elapsed_ms"] = process_ms();
   run.add_json(out);
   out["collections"] = std::move(run.runs());
   return out;
@@ -200,7 +198,7 @@ int replay_snapshot(const ReplayArgs& args, std::unique_ptr<Marker> marker, cons
   const double replay_ms = clock.elapsed_ms();
   if (recorder != nullptr) recorder->finish();
 
-  if (args.stats == "json") {
+  if (args.wants_json()) {
     const ReplaySummary as_replay{.events = imported.objects + imported.edges_kept + imported.roots,
                                   .allocations = imported.objects,
                                   .allocated_bytes = imported.bytes,
@@ -218,8 +216,10 @@ int replay_snapshot(const ReplayArgs& args, std::unique_ptr<Marker> marker, cons
       out["trace_events"] = recorder->totals().events;
       out["trace_bytes"] = recorder->totals().bytes;
     }
-    fmt::print("{}\n", out.dump());
-  } else {
+    if (args.stats == "json") fmt::print("{}\n", out.dump());
+    write_stats_json(args.stats_json, out);
+  }
+  if (args.stats != "json") {
     fmt::print("gcvm replay: {} ({}) under {}: {} objects, {} references kept, {} roots imported in {:.1f} ms; "
                "{} full collection{}\n{}\n{}",
                args.file, imported.format, collector.marker().name(), imported.objects, imported.edges_kept,
@@ -257,9 +257,12 @@ int run_replay(const ReplayArgs& args) {
   run.finish(replayer.roots());
   const double replay_ms = clock.elapsed_ms();
 
-  if (args.stats == "json") {
-    fmt::print("{}\n", replay_json(args.file, run, collector, heap, summary, replay_ms).dump());
-  } else {
+  if (args.wants_json()) {
+    const nlohmann::json out = replay_json(args.file, run, collector, heap, summary, replay_ms);
+    if (args.stats == "json") fmt::print("{}\n", out.dump());
+    write_stats_json(args.stats_json, out);
+  }
+  if (args.stats != "json") {
     fmt::print("gcvm replay: {} under {}: {} events ({} allocations, {} stores) in {:.1f} ms; {} recorded and {} "
                "heap-budget collections\n{}\n{}",
                args.file, collector.marker().name(), summary.events, summary.allocations, summary.stores, replay_ms,
@@ -284,7 +287,8 @@ std::function<int()> register_replay_command(CLI::App& app) {
                   "Heap limit (e.g. 64M); an allocation that does not fit collects first, then fails with exit 3");
   cmd->add_option("--stats", args->stats, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--verify", args->verify, "Check every collection's marks against the serial marker");
-  cmd->add_flag("--gc-log", args->gc_log, "One line per collection (and per mutation round)");
+  add_gc_log_flag(*cmd, args->gc_log, "stdout (and one per mutation round)");
+  add_stats_json_flag(*cmd, args->stats_json);
   cmd->add_option("--weak-refs", args->weak_refs, "HPROF: treat java.lang.ref.Reference.referent as weak or strong")
       ->check(CLI::IsMember({"strong", "weak"}));
   cmd->add_option("--collections", args->collections,

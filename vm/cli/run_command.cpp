@@ -11,10 +11,11 @@
 #include <cstdio>
 #include <memory>
 
-#include "vm/asm/assembler.hpp"
+#include "vm/cli/load_program.hpp"
 #include "vm/cli/commands.hpp"
 #include "vm/cli/run_guest.hpp"
 #include "vm/cli/size_arg.hpp"
+#include "vm/cli/stats_outputs.hpp"
 #include "gc/markers/gc_options.hpp"
 
 namespace gcvm::cli {
@@ -72,11 +73,11 @@ int run_program(const RunArgs& args) {
       throw UsageError("--record-trace records a gcvm heap; it does not apply to --gc=boehm");
     if (generational)
       throw UsageError("--plan=" + args.plan + " needs a gcvm heap; --gc=boehm is libgc's own (non-generational) collector");
-    return run_boehm(args, vm::assemble_file(args.program), *limit, choice.threads, guest_args);
+    return run_boehm(args, load_program(args.program), *limit, choice.threads, guest_args);
   }
 #endif
   auto marker = make_marker(choice);
-  const vm::Module module = vm::assemble_file(args.program);
+  const vm::Module module = load_program(args.program);
 
   HeapConfig config;
   config.limit_bytes = *limit;
@@ -96,8 +97,8 @@ int run_program(const RunArgs& args) {
 
 std::function<int()> register_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "Assemble and run a guest program (.gasm); arguments after --");
-  cmd->add_option("program", args->program, "Guest program (.gasm)")->required();
+  CLI::App* cmd = app.add_subcommand("run", "Compile (.tern) or assemble (.gasm) a guest program and run it; arguments after --");
+  cmd->add_option("program", args->program, "Guest program (.tern or .gasm)")->required();
   cmd->add_option("args", args->guest_args, "Integer arguments for the guest (after --)");
   args->collector.add_to(*cmd);
   cmd->add_option("--heap", args->heap, "Heap limit (e.g. 64M, 2G); a full heap triggers a collection")
@@ -107,7 +108,8 @@ std::function<int()> register_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--verify-heap", args->verify,
                 "At every collection check the graph against a rebuild and the marks against the serial marker");
-  cmd->add_flag("--gc-log", args->gc_log, "One line per collection on stderr");
+  add_gc_log_flag(*cmd, args->gc_log, "stderr");
+  add_stats_json_flag(*cmd, args->stats_json);
   cmd->add_option("--record-trace", args->record_trace,
                   "Record the run's allocations, stores and collections as a heap trace (docs/trace-format.md)");
   cmd->add_option("--plan", args->plan,

@@ -20,6 +20,7 @@
 #include "vm/bytecode/module.hpp"
 #include "vm/cli/collector_args.hpp"
 #include "vm/cli/commands.hpp"
+#include "vm/cli/stats_outputs.hpp"
 #include "vm/interp/interpreter.hpp"
 #include "vm/runtime/recording_heap_binding.hpp"
 #include "vm/runtime/run_report.hpp"
@@ -35,7 +36,8 @@ struct RunArgs {
   std::string refgraph = "barrier";
   std::string stats = "text";
   bool verify = false;
-  bool gc_log = false;
+  std::string gc_log;      // --gc-log[=FILE] (vm/cli/stats_outputs.hpp)
+  std::string stats_json;  // --stats-json=FILE
   std::string record_trace;
   std::string plan = "marksweep";
   std::string nursery;        // empty: the policy's default
@@ -52,8 +54,8 @@ struct RunArgs {
 template <class Binding>
 int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, const std::vector<std::int64_t>& guest_args) {
   constexpr bool kRecording = std::is_same_v<Binding, vm::RecordingSoaHeapBinding>;
-  if (args.gc_log)
-    binding.on_collection = [](const CollectionStats& s) { fmt::print(stderr, "{}", vm::gc_log_line(s)); };
+  const GcLog log(args.gc_log, stderr);
+  if (log) binding.on_collection = [&log](const CollectionStats& s) { log.write(vm::gc_log_line(s)); };
 
   vm::RunFacts facts;
   facts.program = args.program;
@@ -69,7 +71,11 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
     facts.heap_used_bytes = binding.used_bytes();
     facts.allocated = binding.totals();
     if (args.stats == "text") fmt::print(stderr, "{}", vm::run_summary(facts, binding.collections()));
-    if (args.stats == "json") fmt::print(stderr, "{}\n", vm::run_json(facts, binding.collections()).dump());
+    if (args.stats == "json" || !args.stats_json.empty()) {
+      const nlohmann::json stats = vm::run_json(facts, binding.collections());
+      if (args.stats == "json") fmt::print(stderr, "{}\n", stats.dump());
+      write_stats_json(args.stats_json, stats);
+    }
   };
 
   const Stopwatch clock;
@@ -86,6 +92,7 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
     }
   }
   facts.run_ms = clock.elapsed_ms();
+  facts.elapsed_ms = process_ms();
   if constexpr (kRecording) {
     binding.finish();
     if (args.stats == "text")

@@ -23,11 +23,15 @@
 //   counts are taken mod 64; `shr` is arithmetic. `ftoi` truncates toward zero,
 //   saturates out-of-range values and maps NaN to 0.
 // - Guest output is buffered and flushed at exit and before an error is reported.
+// - Virtual calls (CALLV) read the receiver's class index from its scalar field 0 and
+//   call that class's vtable entry; a null receiver is a guest error. String literals
+//   (STRLIT) are allocated once, at first use, and stay roots for the whole run.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -38,6 +42,7 @@
 
 #include "vm/bytecode/module.hpp"
 #include "vm/bytecode/opcodes.hpp"
+#include "vm/interp/guest_strings.hpp"
 #include "vm/runtime/call_stack.hpp"
 #include "vm/runtime/guest_error.hpp"
 
@@ -55,7 +60,9 @@ class Interpreter {
     for (const FieldRef& f : m_.fields) {
       const FieldInfo& info = m_.classes[f.class_index].fields[f.field];
       fields_.push_back(heap_.field_handle(classes_[f.class_index], info.is_ref, info.index));
+      field_indices_.push_back(info.index);
     }
+    literals_.assign(m_.strings.size(), Binding::kNull);
     globals_.assign(m_.globals.size(), 0);
     for (std::size_t g = 0; g < m_.globals.size(); ++g)
       if (m_.globals[g].is_ref) {
@@ -95,6 +102,8 @@ class Interpreter {
   void for_each_root(F&& visit) const {
     if (top_.fn != nullptr) stack_.for_each_root(top_, visit);  // null before the first save
     for (std::uint32_t g : ref_globals_) visit(globals_[g]);
+    for (Ref s : literals_)
+      if (s != Binding::kNull) visit(s);
   }
   /// All roots of the saved state, as Refs.
   std::span<const Ref> roots() {
@@ -123,6 +132,26 @@ class Interpreter {
     const Ref r = collect_and_retry([&] { return heap_.allocate_array(is_ref, static_cast<std::uint64_t>(length)); });
     if (r == Binding::kNull) out_of_memory(fmt::format("an array of {} {}", length, is_ref ? "references" : "scalars"));
     return r;
+  }
+  /// A new guest string holding `text` (collects and retries when the heap is full;
+  /// the caller has saved its registers).
+  Ref new_string(std::string_view text) {
+    const std::uint64_t n = guest_strings::elements_for(text.size());
+    Ref r = heap_.allocate_array(false, n);
+    if (r == Binding::kNull) [[unlikely]] {
+      r = collect_and_retry([&] { return heap_.allocate_array(false, n); });
+      if (r == Binding::kNull) out_of_memory(fmt::format("a string of {} bytes", text.size()));
+    }
+    guest_strings::write(heap_, r, text);
+    return r;
+  }
+  Ref literal(std::uint32_t index) {
+    if (literals_[index] == Binding::kNull) literals_[index] = new_string(m_.strings[index]);
+    return literals_[index];
+  }
+  static std::int64_t clock_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
   [[noreturn]] void out_of_memory(const std::string& what) {
     fail(fmt::format("out of memory: the heap limit of {} bytes ({:.1f} MiB) is exhausted after a full collection "
@@ -157,6 +186,8 @@ class Interpreter {
   std::FILE* out_;
   std::vector<typename Binding::ClassHandle> classes_;
   std::vector<typename Binding::FieldHandle> fields_;  // by Module::fields index
+  std::vector<std::uint32_t> field_indices_;           // by Module::fields index: FieldInfo::index
+  std::vector<Ref> literals_;                          // by Module::strings index: STRLIT's objects
   std::vector<std::uint64_t> globals_;
   std::vector<std::uint32_t> ref_globals_;
   std::vector<std::vector<std::uint64_t>> images_;
@@ -180,6 +211,7 @@ int Interpreter<Binding>::run() {
   const typename Binding::FieldHandle* const fields = fields_.data();
   constexpr Ref kNull = Binding::kNull;
   std::uint64_t return_value = 0;
+  std::uint32_t callee_index = 0;
 
 #define GCVM_SAVE() (top_ = Frame{fn, fp, ip})
 #define GCVM_FAIL(...)                 \
@@ -349,7 +381,18 @@ int Interpreter<Binding>::run() {
   }
 
   CASE(CALL) {
-    const std::uint32_t callee_index = ip[1];
+    callee_index = ip[1];
+    goto call_function;
+  }
+  CASE(CALLV) {
+    const Ref receiver = R(4);
+    if (receiver == kNull) [[unlikely]]
+      GCVM_FAIL("null dereference (calling a method of '{}', a {})", fn->slots[ip[4]].name, fn->slots[ip[4]].type);
+    callee_index = m_.classes[heap_.load_scalar_field(receiver, 0)].vtable[ip[1]];
+    goto call_function;
+  }
+  {
+  call_function:
     const FunctionInfo* callee = &m_.functions[callee_index];
     std::uint64_t* callee_fp = fp + fn->frame_size;
     if (static_cast<std::size_t>(slots_end - callee_fp) < callee->frame_size || frames.size() >= CallStack::kMaxDepth)
@@ -423,6 +466,32 @@ int Interpreter<Binding>::run() {
     heap_.store_scalar(obj, fields[ip[2]], R(3));
     NEXT(4);
   }
+#define GCVM_CHECK_OBJECT(operand, what)                                                               \
+  const Ref obj = R(operand);                                                                          \
+  if (obj == kNull) [[unlikely]]                                                                       \
+    GCVM_FAIL("null dereference ({} a field of '{}', a {})", what, fn->slots[ip[operand]].name,       \
+              fn->slots[ip[operand]].type);
+  CASE(GETRD) {
+    GCVM_CHECK_OBJECT(2, "reading")
+    R(1) = heap_.load_ref_field(obj, field_indices_[ip[3]]);
+    NEXT(4);
+  }
+  CASE(PUTRD) {
+    GCVM_CHECK_OBJECT(1, "writing")
+    heap_.store_ref_field(obj, field_indices_[ip[2]], R(3));
+    NEXT(4);
+  }
+  CASE(GETSD) {
+    GCVM_CHECK_OBJECT(2, "reading")
+    R(1) = heap_.load_scalar_field(obj, field_indices_[ip[3]]);
+    NEXT(4);
+  }
+  CASE(PUTSD) {
+    GCVM_CHECK_OBJECT(1, "writing")
+    heap_.store_scalar_field(obj, field_indices_[ip[2]], R(3));
+    NEXT(4);
+  }
+#undef GCVM_CHECK_OBJECT
 #define GCVM_NEW_ARRAY(is_ref)                                                                \
   {                                                                                           \
     if constexpr (Binding::kCollectsInAllocation) GCVM_SAVE();                                \
@@ -479,6 +548,85 @@ int Interpreter<Binding>::run() {
   CASE(PRINTI) print_int(R(1)); NEXT(2);
   CASE(PRINTF) print_float(R(1)); NEXT(2);
   CASE(PRINTS) print_string(ip[1]); NEXT(2);
+#define GCVM_CHECK_STRING(operand)                                                                             \
+  if (R(operand) == kNull) [[unlikely]]                                                                        \
+    GCVM_FAIL("null dereference (string '{}')", fn->slots[ip[operand]].name);
+  CASE(PRINTSTR) {
+    GCVM_CHECK_STRING(1)
+    buffer_ += guest_strings::bytes(heap_, R(1));
+    if (buffer_.size() > kFlushBytes) flush();
+    NEXT(2);
+  }
+  CASE(STRLIT) {
+    GCVM_SAVE();
+    R(1) = literal(ip[2]);
+    NEXT(3);
+  }
+  CASE(STRLEN) {
+    GCVM_CHECK_STRING(2)
+    R(1) = guest_strings::length(heap_, R(2));
+    NEXT(3);
+  }
+  CASE(STRCHAR) {
+    GCVM_CHECK_STRING(2)
+    const std::uint64_t index = R(3);
+    const std::uint64_t length = guest_strings::length(heap_, R(2));
+    if (index >= length) [[unlikely]]
+      GCVM_FAIL("index {} out of range for string '{}' of length {}", static_cast<std::int64_t>(index),
+                fn->slots[ip[2]].name, length);
+    R(1) = guest_strings::char_at(heap_, R(2), index);
+    NEXT(4);
+  }
+  CASE(STREQ) {
+    GCVM_CHECK_STRING(2)
+    GCVM_CHECK_STRING(3)
+    R(1) = guest_strings::equal(heap_, R(2), R(3));
+    NEXT(4);
+  }
+  CASE(STRCAT) {
+    GCVM_CHECK_STRING(2)
+    GCVM_CHECK_STRING(3)
+    GCVM_SAVE();
+    const std::string text = guest_strings::bytes(heap_, R(2)) + guest_strings::bytes(heap_, R(3));
+    R(1) = new_string(text);
+    NEXT(4);
+  }
+  CASE(STRSUB) {
+    GCVM_CHECK_STRING(2)
+    const std::uint64_t length = guest_strings::length(heap_, R(2));
+    const std::uint64_t from = R(3), to = R(4);
+    if (from > to || to > length) [[unlikely]]
+      GCVM_FAIL("substring {} .. {} out of range for string '{}' of length {}", static_cast<std::int64_t>(from),
+                static_cast<std::int64_t>(to), fn->slots[ip[2]].name, length);
+    GCVM_SAVE();
+    const std::string text = guest_strings::bytes(heap_, R(2)).substr(from, to - from);
+    R(1) = new_string(text);
+    NEXT(5);
+  }
+  CASE(STRHASH) {
+    GCVM_CHECK_STRING(2)
+    R(1) = static_cast<std::uint64_t>(guest_strings::hash(heap_, R(2)));
+    NEXT(3);
+  }
+  CASE(STRCHR) {
+    GCVM_SAVE();
+    const char c = static_cast<char>(R(2) & 0xFF);
+    R(1) = new_string(std::string_view(&c, 1));
+    NEXT(3);
+  }
+  CASE(ITOSTR) {
+    GCVM_SAVE();
+    R(1) = new_string(fmt::format("{}", S(2)));
+    NEXT(3);
+  }
+  CASE(FTOSTR) {
+    GCVM_SAVE();
+    R(1) = new_string(fmt::format("{}", F(2)));
+    NEXT(3);
+  }
+#undef GCVM_CHECK_STRING
+  CASE(FSQRT) SETF(1, std::sqrt(F(2))); NEXT(3);
+  CASE(CLOCK) R(1) = static_cast<std::uint64_t>(clock_us()); NEXT(2);
   CASE(GC) {
     GCVM_SAVE();
     collect("gc instruction");

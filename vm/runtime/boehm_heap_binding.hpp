@@ -104,6 +104,15 @@ class BoehmHeapBinding {
   std::uint64_t load_scalar(Ref obj, FieldHandle f) const { return words(obj)[f.word]; }
   void store_scalar(Ref obj, FieldHandle f, std::uint64_t value) { words(obj)[f.word] = value; }
 
+  Ref load_ref_field(Ref obj, std::uint32_t index) const { return words(obj)[1 + index]; }
+  void store_ref_field(Ref obj, std::uint32_t index, Ref value) { words(obj)[1 + index] = value; }
+  std::uint64_t load_scalar_field(Ref obj, std::uint32_t index) const {
+    return BoehmHeap::scalars(reinterpret_cast<void*>(obj))[index];
+  }
+  void store_scalar_field(Ref obj, std::uint32_t index, std::uint64_t value) {
+    BoehmHeap::scalars(reinterpret_cast<void*>(obj))[index] = value;
+  }
+
   std::uint64_t array_length(Ref array) const { return words(array)[0] & BoehmHeap::kLengthMask; }
   Ref load_element(Ref array, std::uint64_t index) const { return words(array)[1 + index]; }
   void store_element(Ref array, std::uint64_t index, Ref value) { words(array)[1 + index] = value; }

@@ -9,7 +9,7 @@
 // to a TraceRecorder:
 //   - allocate / allocate_array: after a successful allocation (a failed one, kNull, is
 //     not an event; the interpreter collects and retries);
-//   - store_ref / store_element: after the write barrier, with the field index or
+//   - store_ref / store_ref_field / store_element: after the write barrier, with the field index or
 //     element index as the slot;
 //   - collect: before the collection, with the interpreter's precise roots (stack
 //     slots and reference globals); the recorder writes them as a root snapshot when
@@ -52,6 +52,10 @@ class RecordingSoaHeapBinding : public SoaHeapBinding {
   void store_ref(Ref obj, FieldHandle f, Ref value) {
     SoaHeapBinding::store_ref(obj, f, value);
     recorder_.stored(static_cast<ObjectId>(obj), f.index, static_cast<ObjectId>(value));
+  }
+  void store_ref_field(Ref obj, std::uint32_t index, Ref value) {
+    SoaHeapBinding::store_ref_field(obj, index, value);
+    recorder_.stored(static_cast<ObjectId>(obj), index, static_cast<ObjectId>(value));
   }
   void store_element(Ref array, std::uint64_t index, Ref value) {
     SoaHeapBinding::store_element(array, index, value);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gc/plans/pause_metrics.hpp"
 #include "gc/plans/stats_report.hpp"
 
 namespace gcvm::vm {
@@ -12,6 +13,14 @@ namespace gcvm::vm {
 namespace {
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f}M", bytes / 1048576.0); }
+
+/// Bytes in the unit that shows them best: 512B, 3.5K, 12.0M, 1.2G.
+std::string bytes_text(double bytes) {
+  if (bytes < 1024) return fmt::format("{:.0f}B", bytes);
+  if (bytes < 1048576) return fmt::format("{:.1f}K", bytes / 1024);
+  if (bytes < 1073741824) return fmt::format("{:.1f}M", bytes / 1048576);
+  return fmt::format("{:.2f}G", bytes / 1073741824);
+}
 
 struct Totals {
   double pause_ms = 0, max_pause_ms = 0, mark_ms = 0, sweep_ms = 0, rebuild_ms = 0, verify_ms = 0;
@@ -59,7 +68,8 @@ std::string histogram_text(const PauseHistogram& h) {
 }  // namespace
 
 nlohmann::json PauseHistogram::json() const {
-  return {{"count", count}, {"total_ms", total_ms}, {"p50_ms", p50_ms}, {"p90_ms", p90_ms}, {"max_ms", max_ms}};
+  return {{"count", count},   {"total_ms", total_ms}, {"p50_ms", p50_ms},
+          {"p90_ms", p90_ms}, {"p99_ms", p99_ms},     {"max_ms", max_ms}};
 }
 
 PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, std::optional<CollectionKind> kind) {
@@ -72,15 +82,24 @@ PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, 
     }
   if (pauses.empty()) return h;
   std::sort(pauses.begin(), pauses.end());
-  auto rank = [&](double p) {  // nearest rank: the smallest pause with at least p of them at or below it
-    const auto n = static_cast<double>(pauses.size());
-    return pauses[static_cast<std::size_t>(std::max(1.0, std::ceil(p * n))) - 1];
-  };
   h.count = pauses.size();
-  h.p50_ms = rank(0.5);
-  h.p90_ms = rank(0.9);
+  h.p50_ms = nearest_rank(pauses, 0.5);
+  h.p90_ms = nearest_rank(pauses, 0.9);
+  h.p99_ms = nearest_rank(pauses, 0.99);
   h.max_ms = pauses.back();
   return h;
+}
+
+/// The device mirror's sync of a GPU mark: the graph bytes the mutator changed since
+/// the last sync, the bytes that crossed the link, and at what speed (empty for CPU
+/// markers).
+std::string sync_log_part(const MarkStats& mark) {
+  const auto changed = mark.detail("sync_changed_bytes");
+  const auto sent = mark.detail("sync_bytes");
+  if (!changed || !sent) return {};
+  return fmt::format(", sync {} changed -> {} sent{} in {:.3f} ms ({:.1f} GB/s)", bytes_text(*changed), bytes_text(*sent),
+                     mark.detail("sync_full").value_or(0) != 0 ? " (full)" : "", mark.detail("sync_ms").value_or(0),
+                     mark.detail("sync_gbps").value_or(0));
 }
 
 std::string gc_log_line(const CollectionStats& s) {
@@ -90,10 +109,10 @@ std::string gc_log_line(const CollectionStats& s) {
       s.generational ? fmt::format(", survived {}, promoted {}, remembered {} ({} young targets), mature {}", s.survivors,
                                    s.promoted_objects, s.remembered_objects, s.remembered_roots, s.mature_objects)
                      : std::string();
-  return fmt::format("[gc {}{}] {}: {}->{}, marked {}, freed {}, {} edges{}, pause {:.3f} ms ({}){}\n", s.index,
+  return fmt::format("[gc {}{}] {}: {}->{}, marked {}, freed {}, {} edges{}, pause {:.3f} ms ({}){}{}\n", s.index,
                      s.generational ? std::string(" ") + kind_name(s.kind) : std::string(), s.reason,
                      mib(s.heap_before_bytes), mib(s.heap_after_bytes), s.mark.marked_objects, s.sweep.freed_objects,
-                     s.mark.edges_traversed, generations, s.pause_ms, parts,
+                     s.mark.edges_traversed, generations, s.pause_ms, parts, sync_log_part(s.mark),
                      s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string());
 }
 
@@ -141,6 +160,7 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
       {"refgraph", f.refgraph},
       {"exit_status", f.exit_status},
       {"run_ms", f.run_ms},
+      {"elapsed_ms", f.elapsed_ms},
       {"heap_limit_bytes", f.heap_limit_bytes},
       {"heap_used_bytes", f.heap_used_bytes},
       {"allocated_objects", f.allocated.objects},

@@ -24,13 +24,14 @@ struct RunFacts {
   std::uint64_t heap_used_bytes = 0;  // at exit
   AllocationTotals allocated;
   double run_ms = 0;
+  double elapsed_ms = 0;  // process clock at the end of the run: the span of the pause timeline
   int exit_status = 0;
 };
 
 /// Pause times of a set of collections: count, total and nearest-rank percentiles.
 struct PauseHistogram {
   std::uint64_t count = 0;
-  double total_ms = 0, p50_ms = 0, p90_ms = 0, max_ms = 0;
+  double total_ms = 0, p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
   nlohmann::json json() const;
 };
 /// The histogram of the collections of `kind`, or of all of them.

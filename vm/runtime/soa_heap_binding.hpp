@@ -13,6 +13,10 @@
 //                  interpreter then collects (it owns the roots) and retries, once
 //                  more after a young collection (full_collection_may_help)
 //   load_ref/store_ref, load_scalar/store_scalar      object fields, by FieldHandle
+//   load_ref_field/store_ref_field, load_scalar_field/store_scalar_field   the same by
+//                  field index, for an object whose class is only known up to a
+//                  superclass (the layout comes from the object; a subclass keeps its
+//                  superclass's fields at the same indices)
 //   array_length, load_element/store_element, load_scalar_element/store_scalar_element
 //   collect(roots, reason)   a collection from exactly these roots (full, or under the
 //                  generational plan young or full as its policy decides)
@@ -111,6 +115,14 @@ class SoaHeapBinding {
   void store_ref(Ref obj, FieldHandle f, Ref value) { heap_.store_ref_at(id(obj), f.index, f.offset, id(value)); }
   std::uint64_t load_scalar(Ref obj, FieldHandle f) const { return heap_.load_scalar_at(id(obj), f.offset); }
   void store_scalar(Ref obj, FieldHandle f, std::uint64_t value) { heap_.store_scalar_at(id(obj), f.offset, value); }
+
+  Ref load_ref_field(Ref obj, std::uint32_t index) const { return heap_.load_ref(id(obj), index); }
+  /// The write barrier for fields, by index.
+  void store_ref_field(Ref obj, std::uint32_t index, Ref value) { heap_.store_ref(id(obj), index, id(value)); }
+  std::uint64_t load_scalar_field(Ref obj, std::uint32_t index) const { return heap_.load_scalar(id(obj), index); }
+  void store_scalar_field(Ref obj, std::uint32_t index, std::uint64_t value) {
+    heap_.store_scalar(id(obj), index, value);
+  }
 
   std::uint64_t array_length(Ref array) const { return heap_.array_length(id(array)); }
   Ref load_element(Ref array, std::uint64_t index) const { return heap_.load_element(id(array), index); }

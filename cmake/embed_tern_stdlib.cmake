@@ -1,0 +1,11 @@
+# Writes OUTPUT: a C++ file defining gcvm::vm::tern_stdlib_module(name) over the .tern
+# files given in SOURCES (a |-separated list), each embedded as a raw string literal.
+string(REPLACE "|" ";" SOURCES "${SOURCES}")
+set(body "")
+foreach(src IN LISTS SOURCES)
+  get_filename_component(name "${src}" NAME_WE)
+  file(READ "${src}" text)
+  string(APPEND body "  if (name == \"${name}\") return R\"tern_module(${text})tern_module\";\n")
+endforeach()
+file(WRITE "${OUTPUT}.tmp" "// Generated from vm/lang/stdlib/*.tern by cmake/embed_tern_stdlib.cmake; do not edit.\n#include \"vm/lang/compiler.hpp\"\n\nnamespace gcvm::vm {\n\nconst char* tern_stdlib_module(std::string_view name) {\n${body}  return nullptr;\n}\n\n}  // namespace gcvm::vm\n")
+file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)

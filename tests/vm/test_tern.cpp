@@ -1,0 +1,132 @@
+// The Tern compiler (vm/lang): every construct in one program with its expected
+// output, every kind of compile error with its file:line:col (all errors of a program
+// in one pass), run-time errors, and `gcvm run` / `gcvm disasm` on .tern files.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+#include "vm/lang/compiler.hpp"
+
+using gcvm::test::run_gcvm;
+
+namespace {
+
+/// The diagnostics of a program that must not compile.
+std::vector<std::string> errors_of(const std::string& source) {
+  try {
+    gcvm::vm::compile_tern(source, "t.tern");
+  } catch (const gcvm::vm::AssemblyError& e) {
+    return e.lines();
+  }
+  FAIL("the program compiled");
+  return {};
+}
+
+bool has(const std::vector<std::string>& lines, const std::string& line) {
+  for (const auto& l : lines)
+    if (l == line) return true;
+  return false;
+}
+
+const std::string kSource = std::string(GCVM_SOURCE_DIR) + "/tests/vm/tern/";
+
+}  // namespace
+
+TEST_CASE("a program with every construct prints what it computes, under every plan") {
+  const std::string expected =
+      "6765\nsquare of area 9\na rect of area 10\n19\n7\nfirst/square\n12\n111\nworld\ntrue\n-640608884\n"
+      "A2.5-7\n3\n1.4142135623730951\n0\n"
+      "54\ntrue\n4\n3\n2\n";
+  for (const char* flags : {"", " --heap=64K --verify-heap", " --plan=generational --nursery=64K --verify-heap"}) {
+    CAPTURE(std::string(flags));
+    const auto r = run_gcvm("run " + kSource + "features.tern --stats=none" + flags);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == expected);
+  }
+}
+
+TEST_CASE("syntax errors: every one reported with file:line:col in one pass") {
+  const auto e = errors_of("fn main() {\n  var x = ;\n  var y: int = 1\n}\nclass { }\n");
+  CHECK(has(e, "t.tern:2:11: expected an expression, found ';'"));
+  CHECK(has(e, "t.tern:4:1: expected ';' after the statement, found '}'"));
+  CHECK(has(e, "t.tern:5:7: expected a class name, found '{'"));
+}
+
+TEST_CASE("lexical errors") {
+  const auto e = errors_of("fn main() {\n  var s = \"abc;\n  var c = 3 # 4;\n  var n = 99999999999999999999;\n}\n");
+  CHECK(has(e, "t.tern:2:11: unterminated string"));
+  CHECK(has(e, "t.tern:3:13: unexpected character '#'"));
+  CHECK(has(e, "t.tern:4:11: integer literal 99999999999999999999 out of range"));
+}
+
+TEST_CASE("type errors") {
+  const auto e = errors_of(
+      "class A { var f: int; fn m(x: int): int { return x; } }\n"
+      "fn main() {\n"
+      "  var a = new A();\n"
+      "  var b: bool = 1;\n"
+      "  a.f = 2.5;\n"
+      "  a.m(true);\n"
+      "  a.g = 1;\n"
+      "  if (a.f) { }\n"
+      "  var s = \"x\" + 1;\n"
+      "  undefined(3);\n"
+      "  var t: Nope = null;\n"
+      "  return 3;\n"
+      "}\n");
+  CHECK(has(e, "t.tern:4:17: initial value of 'b': expected bool, found int"));
+  CHECK(has(e, "t.tern:5:9: assignment to field 'f': expected int, found float"));
+  CHECK(has(e, "t.tern:6:7: argument 1 of method 'm': expected int, found bool"));
+  CHECK(has(e, "t.tern:7:5: class A has no field 'g'"));
+  CHECK(has(e, "t.tern:8:9: a condition must be a bool, found int"));
+  CHECK(has(e, "t.tern:9:15: operator '+' cannot combine string and int"));
+  CHECK(has(e, "t.tern:10:3: unknown function 'undefined'"));
+  CHECK(has(e, "t.tern:11:10: unknown type 'Nope'"));
+  CHECK(has(e, "t.tern:12:3: return with a value in a function without a result"));
+}
+
+TEST_CASE("class errors: overriding, abstract classes, generics, constructors") {
+  const auto e = errors_of(
+      "abstract class B { abstract fn f(): int; fn g(x: int) { } }\n"
+      "class C extends B { fn g(x: bool) { } }\n"
+      "class D<T> { var t: T; }\n"
+      "class E extends E { }\n"
+      "fn main() {\n"
+      "  var b = new B();\n"
+      "  var d: D<int> = null;\n"
+      "  var c = new C(1);\n"
+      "}\n");
+  CHECK(has(e, "t.tern:2:7: class C does not implement abstract method B.f"));
+  CHECK(has(e, "t.tern:2:24: method 'g' overrides B.g with a different signature"));
+  CHECK(has(e, "t.tern:4:17: class E extends itself (through E)"));
+  CHECK(has(e, "t.tern:6:11: cannot instantiate abstract class B"));
+  CHECK(has(e, "t.tern:7:12: a type argument must be a reference type (a class, string, array or function), not int"));
+  CHECK(has(e, "t.tern:8:11: class C has no constructor; 'new C()' takes no arguments"));
+}
+
+TEST_CASE("a program without main, and an unknown import") {
+  CHECK(has(errors_of("fn f() { }\n"), "t.tern:1:1: the program has no 'fn main()'"));
+  CHECK(has(errors_of("import nosuch;\nfn main() { }\n"),
+            "t.tern:1:8: unknown module 'nosuch' (the standard library has: harness, random, vector)"));
+}
+
+TEST_CASE("gcvm run on a bad .tern program exits 2 with every error; disasm lists a compiled program") {
+  const auto bad = run_gcvm("run " + kSource + "bad_types.tern");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("bad_types.tern:3:16: initial value of 'n': expected int, found string") != std::string::npos);
+  CHECK(bad.err.find("bad_types.tern:4:3: unknown variable 'q'") != std::string::npos);
+  const auto dis = run_gcvm("disasm " + kSource + "features.tern");
+  CHECK(dis.exit_code == 0);
+  CHECK(dis.out.find("callv") != std::string::npos);
+  CHECK(dis.out.find("vtable[0] Square.area") != std::string::npos);
+  CHECK(dis.out.find("strcat") != std::string::npos);
+}
+
+TEST_CASE("run-time errors in Tern programs: null receivers, bounds, string indices") {
+  const auto r = run_gcvm("run " + kSource + "null_call.tern --stats=none");
+  CHECK(r.exit_code == 4);
+  CHECK(r.err.find("error: null dereference (reading a field of 'n', a Node)") != std::string::npos);
+  CHECK(r.err.find("at main (") != std::string::npos);
+}

@@ -1,0 +1,397 @@
+#include "vm/lang/compiler.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "vm/bytecode/opcodes.hpp"
+#include "vm/lang/parser.hpp"
+#include "vm/lang/program.hpp"
+#include "vm/lang/resolver.hpp"
+
+namespace gcvm::vm {
+
+namespace tern {
+
+using K = Type::K;
+
+ClassSym& Program::new_class(const std::string& name) {
+  ClassSym& c = class_storage.emplace_back();
+  c.name = name;
+  c.index = static_cast<std::uint32_t>(module.classes.size());
+  module.classes.push_back(ClassInfo{name, {}, 0, 0, {}});
+  return c;
+}
+
+void Program::add_field(ClassSym& c, const std::string& name, const Type& type) {
+  FieldSym f;
+  f.name = name;
+  f.type = type;
+  f.is_ref = type.is_ref();
+  f.index = f.is_ref ? c.ref_fields++ : c.scalar_fields++;
+  f.owner = &c;
+  c.fields.push_back(std::move(f));
+}
+
+void Program::finish_class(ClassSym& c) {
+  ClassInfo& info = module.classes[c.index];
+  info.ref_fields = c.ref_fields;
+  info.scalar_fields = c.scalar_fields;
+  c.first_field = static_cast<std::uint32_t>(module.fields.size());
+  for (std::uint32_t i = 0; i < c.fields.size(); ++i) {
+    const FieldSym& f = c.fields[i];
+    info.fields.push_back(FieldInfo{f.name, type_name(f.type), f.is_ref, f.index});
+    module.fields.push_back(FieldRef{c.index, i});
+  }
+}
+
+std::uint32_t Program::field_ref(const ClassSym& c, const FieldSym& f) const {
+  return c.first_field + static_cast<std::uint32_t>(&f - c.fields.data());
+}
+
+std::uint32_t Program::new_function(const std::string& name, std::uint32_t line) {
+  FunctionInfo f;
+  f.name = name;
+  f.line = line;
+  module.functions.push_back(std::move(f));
+  return static_cast<std::uint32_t>(module.functions.size() - 1);
+}
+
+Type Program::resolve(const TypeExpr& t, const ClassSym* context) {
+  if (t.kind == TypeExpr::Kind::Array) {
+    const Type e = resolve(t.args[0], context);
+    return e.is_error() ? e : Type::array_of(e);
+  }
+  if (t.kind == TypeExpr::Kind::Func) {
+    Type f = Type::of(K::Func);
+    for (const TypeExpr& a : t.args) {
+      f.args.push_back(resolve(a, context));
+      if (f.args.back().is_error()) return f.args.back();
+    }
+    f.args.push_back(t.result.empty() ? Type::of(K::Void) : resolve(t.result[0], context));
+    return f.args.back().is_error() ? f.args.back() : f;
+  }
+  auto plain = [&](K k) {
+    if (!t.args.empty()) diag.error(t.loc, "type " + t.name + " takes no type arguments");
+    return Type::of(k);
+  };
+  if (t.name == "int") return plain(K::Int);
+  if (t.name == "float") return plain(K::Float);
+  if (t.name == "bool") return plain(K::Bool);
+  if (t.name == "string") return plain(K::String);
+  if (t.name == "Object") return plain(K::Object);
+  if (context != nullptr)
+    for (std::uint32_t i = 0; i < context->type_params.size(); ++i)
+      if (context->type_params[i] == t.name) {
+        Type p = plain(K::Param);
+        p.param = i;
+        return p;
+      }
+  const auto it = classes.find(t.name);
+  if (it == classes.end() || it->second->name[0] == '$') {
+    diag.error(t.loc, "unknown type '" + t.name + "'");
+    return Type::of(K::Error);
+  }
+  ClassSym* c = it->second;
+  if (t.args.size() != c->type_params.size()) {
+    diag.error(t.loc, "class " + c->name + " takes " + std::to_string(c->type_params.size()) + " type argument" +
+                          (c->type_params.size() == 1 ? "" : "s") + ", given " + std::to_string(t.args.size()));
+    return Type::of(K::Error);
+  }
+  Type out = Type::of(K::Class);
+  out.cls = c;
+  for (const TypeExpr& a : t.args) {
+    Type at = resolve(a, context);
+    if (at.is_error()) return at;
+    if (!at.is_ref()) {
+      diag.error(a.loc, "a type argument must be a reference type (a class, string, array or function), not " +
+                            type_name(at));
+      return Type::of(K::Error);
+    }
+    out.args.push_back(std::move(at));
+  }
+  return out;
+}
+
+namespace {
+
+class Compiler {
+ public:
+  Compiler(Module& m, Diagnostics& d) : p_{m, d} {}
+
+  void run(std::string_view source, const std::string& file) {
+    units_.push_back(parse(source, file, p_.diag));
+    load_imports(units_.back());
+    declare_classes();
+    declare_functions_and_globals();
+    compile_bodies();
+  }
+
+ private:
+  void load_imports(const Unit& u) {
+    for (const auto& [name, loc] : u.imports) {
+      if (!loaded_.insert(name).second) continue;
+      const char* text = tern_stdlib_module(name);
+      if (text == nullptr) {
+        p_.diag.error(loc, "unknown module '" + name + "' (the standard library has: harness, random, vector)");
+        continue;
+      }
+      units_.push_back(parse(text, "std/" + name, p_.diag));
+      load_imports(units_.back());
+    }
+  }
+
+  void declare_classes() {
+    p_.box_scalar = &p_.new_class("$BoxScalar");
+    p_.add_field(*p_.box_scalar, "value", Type::of(K::Int));
+    p_.finish_class(*p_.box_scalar);
+    p_.box_ref = &p_.new_class("$BoxRef");
+    p_.add_field(*p_.box_ref, "value", Type::of(K::Object));
+    p_.finish_class(*p_.box_ref);
+    std::vector<ClassSym*> declared;
+    for (Unit& u : units_)
+      for (auto& cd : u.classes) {
+        if (p_.classes.count(cd->name) || is_builtin_type(cd->name)) {
+          p_.diag.error(cd->loc, "class '" + cd->name + "' is already defined");
+          continue;
+        }
+        ClassSym& c = p_.new_class(cd->name);
+        c.decl = cd.get();
+        c.type_params = cd->type_params;
+        c.is_abstract = cd->is_abstract;
+        p_.classes[c.name] = &c;
+        declared.push_back(&c);
+      }
+    for (ClassSym* c : declared) {
+      if (!c->decl->has_super) continue;
+      const Type st = p_.resolve(c->decl->super, c);
+      if (st.is_error()) continue;
+      if (st.k != K::Class) {
+        p_.diag.error(c->decl->super.loc, "a class can only extend a class, not " + type_name(st));
+        continue;
+      }
+      bool cycle = false;
+      for (ClassSym* a = st.cls; a != nullptr; a = a->super) cycle |= a == c;
+      if (cycle) {
+        p_.diag.error(c->decl->super.loc, "class " + c->name + " extends itself (through " + st.cls->name + ")");
+        continue;
+      }
+      c->super = st.cls;
+      c->super_type = st;
+      st.cls->subclasses.push_back(c);
+    }
+    for (ClassSym* c : declared) {
+      bool dispatched = false;
+      for (const ClassSym* a = c; a != nullptr; a = a->super) dispatched |= a->super != nullptr || !a->subclasses.empty();
+      c->dispatched = dispatched;
+    }
+    std::set<ClassSym*> done;
+    for (ClassSym* c : declared) lay_out(c, done);
+  }
+  static bool is_builtin_type(const std::string& n) {
+    return n == "int" || n == "float" || n == "bool" || n == "string" || n == "Object";
+  }
+
+  void lay_out(ClassSym* c, std::set<ClassSym*>& done) {
+    if (!done.insert(c).second) return;
+    ClassSym* s = c->super;
+    if (s != nullptr) {
+      lay_out(s, done);
+      for (const FieldSym& f : s->fields) {
+        p_.add_field(*c, f.name, substitute(f.type, c->super_type.args));
+        c->fields.back().owner = f.owner;
+        c->fields.back().type = f.type;
+      }
+      c->methods = s->methods;
+      c->vtable = s->vtable;
+    } else if (c->dispatched) {
+      p_.add_field(*c, "$class", Type::of(K::Int));
+    }
+    for (const FieldDecl& fd : c->decl->fields) {
+      if (c->field(fd.name) != nullptr) {
+        p_.diag.error(fd.loc, "field '" + fd.name + "' is already defined in class " + c->name +
+                                  (c->field(fd.name)->owner != c ? " (inherited)" : ""));
+        continue;
+      }
+      const Type t = p_.resolve(fd.type, c);
+      p_.add_field(*c, fd.name, t.is_error() ? Type::of(K::Int) : t);
+    }
+    p_.finish_class(*c);
+    std::set<std::string> own;
+    for (auto& md : c->decl->methods) {
+      if (!own.insert(md->name).second) {
+        p_.diag.error(md->loc, "method '" + md->name + "' is already defined in class " + c->name);
+        continue;
+      }
+      MethodSym& m = p_.method_storage.emplace_back();
+      m.name = md->name;
+      m.decl = md.get();
+      m.owner = c;
+      m.is_abstract = md->is_abstract;
+      for (const Param& prm : md->params) m.params.push_back(p_.resolve(prm.type, c));
+      if (!md->result.empty()) m.result = p_.resolve(md->result[0], c);
+      m.function = p_.new_function(c->name + "." + m.name, md->loc.line);
+      if (m.is_abstract && !c->is_abstract)
+        p_.diag.error(md->loc, "abstract method '" + m.name + "' in class " + c->name + ", which is not abstract");
+      MethodSym* inherited = m.name == "init" ? nullptr : c->method(m.name);
+      if (inherited != nullptr) {
+        bool same = inherited->params.size() == m.params.size() &&
+                    substitute(inherited->result, c->super_type.args) == m.result;
+        for (std::size_t i = 0; same && i < m.params.size(); ++i)
+          same = substitute(inherited->params[i], c->super_type.args) == m.params[i];
+        if (!same)
+          p_.diag.error(md->loc, "method '" + m.name + "' overrides " + inherited->owner->name + "." + m.name +
+                                     " with a different signature");
+        m.vslot = inherited->vslot;
+        for (ClassSym* a = c->super; a != nullptr; a = a->super)
+          if (MethodSym* am = a->method(m.name)) am->overridden = true;
+        c->vtable[static_cast<std::size_t>(m.vslot)] = &m;
+      } else if (c->dispatched && m.name != "init") {
+        m.vslot = static_cast<std::int32_t>(c->vtable.size());
+        c->vtable.push_back(&m);
+      }
+      c->methods[m.name] = &m;
+    }
+    if (!c->is_abstract)
+      for (const auto& [name, m] : c->methods)
+        if (m->is_abstract)
+          p_.diag.error(c->decl->loc, "class " + c->name + " does not implement abstract method " + m->owner->name +
+                                          "." + name);
+  }
+
+  void declare_functions_and_globals() {
+    for (Unit& u : units_) {
+      for (auto& fd : u.functions) {
+        if (p_.functions.count(fd->name)) {
+          p_.diag.error(fd->loc, "function '" + fd->name + "' is already defined");
+          continue;
+        }
+        FunctionSym f;
+        f.decl = fd.get();
+        for (const Param& prm : fd->params) f.params.push_back(p_.resolve(prm.type, nullptr));
+        if (!fd->result.empty()) f.result = p_.resolve(fd->result[0], nullptr);
+        f.function = p_.new_function(fd->name, fd->loc.line);
+        p_.functions[fd->name] = std::move(f);
+      }
+      for (GlobalDecl& g : u.globals) {
+        if (p_.globals.count(g.name)) {
+          p_.diag.error(g.loc, "global '" + g.name + "' is already defined");
+          continue;
+        }
+        Type t;
+        if (g.has_type) {
+          t = p_.resolve(g.type, nullptr);
+        } else {
+          switch (g.value->kind) {
+            case ExprKind::IntLit: t = Type::of(K::Int); break;
+            case ExprKind::FloatLit: t = Type::of(K::Float); break;
+            case ExprKind::BoolLit: t = Type::of(K::Bool); break;
+            case ExprKind::StringLit: t = Type::of(K::String); break;
+            case ExprKind::Unary:
+              if (g.value->kids[0]->kind == ExprKind::IntLit) t = Type::of(K::Int);
+              else if (g.value->kids[0]->kind == ExprKind::FloatLit) t = Type::of(K::Float);
+              break;
+            default: break;
+          }
+          if (t.is_error())
+            p_.diag.error(g.loc, "global '" + g.name + "' needs a type (only a literal's type is inferred)");
+        }
+        GlobalSym s;
+        s.type = t;
+        s.index = static_cast<std::uint32_t>(p_.module.globals.size());
+        p_.module.globals.push_back(GlobalInfo{g.name, type_name(t), t.is_ref()});
+        p_.globals[g.name] = s;
+        if (g.value) p_.global_inits.push_back(&g);
+      }
+    }
+  }
+
+  void compile_bodies() {
+    for (ClassSym& c : p_.class_storage) {
+      if (c.decl == nullptr) continue;
+      Type this_type = Type::of(K::Class);
+      this_type.cls = &c;
+      for (std::uint32_t i = 0; i < c.type_params.size(); ++i) {
+        Type prm = Type::of(K::Param);
+        prm.param = i;
+        this_type.args.push_back(prm);
+      }
+      for (auto& md : c.decl->methods) {
+        MethodSym* m = nullptr;
+        for (MethodSym& ms : p_.method_storage)
+          if (ms.decl == md.get()) m = &ms;
+        if (m == nullptr) continue;
+        if (m->is_abstract) {
+          FunctionInfo& f = p_.module.functions[m->function];
+          f.param_count = f.frame_size = 1 + static_cast<std::uint32_t>(m->params.size());
+          f.slots.push_back(SlotInfo{"this", type_name(this_type), true});
+          for (std::size_t i = 0; i < m->params.size(); ++i)
+            f.slots.push_back(SlotInfo{md->params[i].var->name, type_name(m->params[i]), m->params[i].is_ref()});
+          for (std::uint32_t s = 0; s < f.slots.size(); ++s)
+            if (f.slots[s].is_ref) f.ref_slots.push_back(s);
+          f.returns_value = m->result.k != K::Void;
+          f.return_type = f.returns_value ? type_name(m->result) : "";
+          f.code = {static_cast<std::uint32_t>(Op::FALLOFF)};
+          f.lines = {md->loc.line};
+          continue;
+        }
+        resolve_locals(*md, true);
+        set_signature(m->function, m->result);
+        compile_body(p_, *md, m->function, &c, this_type, m->params, m->result, nullptr);
+      }
+    }
+    for (auto& [name, f] : p_.functions) {
+      resolve_locals(*f.decl, false);
+      set_signature(f.function, f.result);
+      compile_body(p_, *f.decl, f.function, nullptr, Type{}, f.params, f.result, nullptr);
+    }
+    for (std::size_t i = 0; i < p_.lambdas.size(); ++i) {
+      const PendingLambda& pl = p_.lambdas[i];
+      set_signature(pl.function, pl.result);
+      compile_body(p_, *pl.decl, pl.function, pl.this_class, pl.this_type, pl.params, pl.result, &pl);
+    }
+    const auto main = p_.functions.find("main");
+    if (main == p_.functions.end()) {
+      p_.diag.error(SourceLoc{1, 1}, "the program has no 'fn main()'");
+      return;
+    }
+    if (!main->second.params.empty() || (main->second.result.k != K::Void && main->second.result.k != K::Int))
+      p_.diag.error(main->second.decl->loc, "main takes no parameters and returns nothing or an int");
+    p_.module.main_function = main->second.function;
+    for (ClassSym& c : p_.class_storage)
+      for (MethodSym* m : c.vtable) p_.module.classes[c.index].vtable.push_back(m->function);
+  }
+  void set_signature(std::uint32_t function, const Type& result) {
+    FunctionInfo& f = p_.module.functions[function];
+    f.returns_value = result.k != K::Void;
+    f.return_type = f.returns_value ? type_name(result) : "";
+  }
+
+  Program p_;
+  std::deque<Unit> units_;
+  std::set<std::string> loaded_;
+};
+
+}  // namespace
+
+}  // namespace tern
+
+Module compile_tern(std::string_view source, const std::string& file) {
+  Module m;
+  m.file = file;
+  Diagnostics d(file);
+  tern::Compiler(m, d).run(source, file);
+  d.throw_if_any();
+  return m;
+}
+
+Module compile_tern_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the program");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(path + ": cannot read the program");
+  return compile_tern(ss.str(), path);
+}
+
+}  // namespace gcvm::vm
