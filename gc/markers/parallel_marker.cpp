@@ -66,7 +66,9 @@ std::uint64_t next_random(std::uint64_t& state) {
 /// that others need.
 struct ParallelMarker::Worker {
   WorkStealingDeque deque;
-  std::vector<Item> local;       // [shared_below, size) are the owner's private items
+  // On a line of its own: the owner writes it at every push and pop, and thieves read
+  // the deque's ring pointer, which would otherwise share its line.
+  alignas(64) std::vector<Item> local;  // [shared_below, size) are the owner's private items
   std::size_t shared_below = 0;  // items under this index were moved to the deque
 
   void push(Item item) { local.push_back(item); }
@@ -79,10 +81,12 @@ struct ParallelMarker::Worker {
     }
     return deque.pop(item);
   }
-  /// Publishes the oldest half of the private items if the deque has run dry.
-  void share() {
+  /// Publishes the oldest half of the private items if some thread is idle (`idle` is
+  /// nonzero) and the deque has run dry. The private check comes first: it reads only
+  /// this thread's lines, and a thread with one item or none (a list) has nothing to give.
+  void share_if_wanted(const std::atomic<unsigned>& idle) {
     const std::size_t private_items = local.size() - shared_below;
-    if (private_items < 2 || !deque.looks_empty()) return;
+    if (private_items < 2 || idle.load(std::memory_order_relaxed) == 0 || !deque.looks_empty()) return;
     const std::size_t end = shared_below + private_items / 2;
     for (std::size_t i = shared_below; i < end; ++i) deque.push(local[i]);
     shared_below = end;
@@ -208,40 +212,50 @@ void ParallelMarker::drain(Item item, const MarkRequest& request, Worker& worker
     const ObjectId* e = edges + begin[v] + from;
     const ObjectId* end = edges + begin[v] + to;
     ObjectId next = kNullRef;
-    // Unmarked targets are collected per mark word and claimed with one read-modify-write
-    // per word: the children of an object often share a block (allocated together), and
-    // the consecutive elements of an array chunk often do, so this saves most of the
-    // locked instructions, which also stall the loads behind them.
-    std::uint32_t pending_word = 0;
-    std::uint64_t pending_bits = 0;
-    auto claim_pending = [&] {
-      for (std::uint64_t fresh = claim_bits<kConcurrent>(words, pending_word, pending_bits); fresh != 0;
-           fresh &= fresh - 1) {
-        const ObjectId target = make_object_id(pending_word, static_cast<std::uint32_t>(std::countr_zero(fresh)));
-        ++objects;
-        // Prefetch on grey (as libgc does): the object's CSR row is a random DRAM
-        // access, started now so it has arrived by the time the item is scanned.
-        __builtin_prefetch(begin + target);
-        __builtin_prefetch(degree + target);
-        if (next != kNullRef) worker.push(make_item(next, 0));
-        next = target;
-      }
+    auto grey = [&](ObjectId target) {
+      ++objects;
+      // Prefetch on grey (as libgc does): the object's CSR row is a random DRAM
+      // access, started now so it has arrived by the time the item is scanned.
+      __builtin_prefetch(begin + target);
+      __builtin_prefetch(degree + target);
+      if (next != kNullRef) worker.push(make_item(next, 0));
+      next = target;
     };
-    for (; e != end; ++e) {
-      const ObjectId target = *e;
-      if (target == kNullRef) continue;
-      ++edges_read;
-      if (is_marked<kConcurrent>(words, target)) continue;
-      if (block_of(target) != pending_word) {
-        if (pending_bits != 0) claim_pending();
-        pending_word = block_of(target);
-        pending_bits = 0;
+    if (!kConcurrent || to - from < 2) {
+      // Alone, a claim is a plain load and store; and an item of one edge (a list
+      // node) has nothing to batch.
+      for (; e != end; ++e) {
+        const ObjectId target = *e;
+        if (target == kNullRef) continue;
+        ++edges_read;
+        if (claim<kConcurrent>(words, target)) grey(target);
       }
-      pending_bits |= std::uint64_t{1} << slot_of(target);
+    } else {
+      // Unmarked targets are collected per mark word and claimed with one fetch_or per
+      // word: the children of an object often share a block (allocated together), and
+      // the consecutive elements of an array chunk often do, so this saves most of the
+      // locked instructions, which also stall the loads behind them.
+      std::uint32_t pending_word = 0;
+      std::uint64_t pending_bits = 0;
+      auto claim_pending = [&] {
+        for (std::uint64_t fresh = claim_bits<true>(words, pending_word, pending_bits); fresh != 0; fresh &= fresh - 1)
+          grey(make_object_id(pending_word, static_cast<std::uint32_t>(std::countr_zero(fresh))));
+      };
+      for (; e != end; ++e) {
+        const ObjectId target = *e;
+        if (target == kNullRef) continue;
+        ++edges_read;
+        if (is_marked<true>(words, target)) continue;
+        if (block_of(target) != pending_word) {
+          if (pending_bits != 0) claim_pending();
+          pending_word = block_of(target);
+          pending_bits = 0;
+        }
+        pending_bits |= std::uint64_t{1} << slot_of(target);
+      }
+      if (pending_bits != 0) claim_pending();
     }
-    if (pending_bits != 0) claim_pending();
-    if constexpr (kConcurrent)
-      if (idle_.load(std::memory_order_relaxed) != 0) worker.share();
+    if constexpr (kConcurrent) worker.share_if_wanted(idle_);
     // Next: the last child this item marked, without a stack round trip, else the
     // newest pending item.
     if (next != kNullRef) {

@@ -13,17 +13,19 @@
 // mark bit from 0 to 1, so every reachable object is scanned exactly once and
 // per-thread counts add up to the serial marker's (a pool of one thread uses plain
 // loads and stores: nothing can race with it). A scan reads each target's mark word
-// first (most references lead to marked objects) and collects the unmarked targets
-// of consecutive edges that share a mark word, claiming them with one fetch_or per
-// word: an object's children, allocated together, and an array chunk's elements
-// often share a block, and each locked instruction also stalls the loads behind it.
+// first (most references lead to marked objects); with several threads, an item of
+// two or more edges collects the unmarked targets of consecutive edges that share a
+// mark word and claims them with one fetch_or per word: an object's children,
+// allocated together, and an array chunk's elements often share a block, and each
+// locked instruction also stalls the loads behind it.
 //
 // Work: each thread has a private depth-first stack (plain vector: no fences) and a
 // Chase-Lev deque (work_stealing_deque.hpp) that others steal the oldest items from.
 // Of the children an item marks, the last one is scanned next without a stack round
 // trip (linked lists never touch the stack); the others go on the private stack. When
-// some thread is idle and a worker's deque is empty, the worker moves the oldest half
-// of its private stack to its deque at the next item: work is published only when
+// a worker has two or more private items, some thread is idle and the worker's deque
+// is empty, it moves the oldest half of its private stack to its deque at the end of
+// the item it is scanning: work is published only when
 // someone needs it, so a busy heap pays no fenced deque operation per object, and
 // thieves do not work on the same cache lines as their victims without need.
 //
