@@ -5,6 +5,7 @@
 #include "gc/markers/mark_checker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "gc/util/stopwatch.hpp"
+#include "gc/util/thread_pool.hpp"
 
 namespace gcvm {
 
@@ -99,7 +100,12 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   // A small heap is swept faster than a pool wakes up (young collections of a small
   // nursery, gc/heap/generations.hpp); both sweeps leave the same heap.
   ThreadPool* pool = marker_->thread_pool();
-  const bool parallel_sweep = pool != nullptr && heap_.blocks().high_water() >= kParallelSweepMinBlocks;
+  const bool large = heap_.blocks().high_water() >= kParallelSweepMinBlocks;
+  if (pool == nullptr && large && marker_->constraints().needs_device && ThreadPool::resolve(0) > 1) {
+    if (!sweep_pool_) sweep_pool_ = std::make_unique<ThreadPool>(0);
+    pool = sweep_pool_.get();
+  }
+  const bool parallel_sweep = pool != nullptr && large;
   stats.sweep = parallel_sweep ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
   if (generations != nullptr) {
     const Generations::Outcome outcome = generations->after_collection(heap_.graph(), marks_);

@@ -5,8 +5,10 @@
 // the graph against the heap; mark; (verify) check the marks independently
 // (mark_checker.hpp) and against the serial marker; sweep. A failed check throws
 // VerifyError before sweep, so a wrong mark never frees a live object. The sweep runs
-// on the marker's thread pool when it has one and the heap has at least
-// kParallelSweepMinBlocks blocks (sweep.hpp), else serially.
+// in parallel when the heap has at least kParallelSweepMinBlocks blocks (sweep.hpp):
+// on the marker's thread pool when it has one, and for device markers (whose host
+// threads are otherwise idle in the pause) on a pool of every hardware thread that
+// the collector owns; else, and for the serial marker, serially.
 //
 // On a generational heap (gc/heap/generations.hpp) a collection is young or full. A young
 // one marks from the roots plus the remembered set's young targets with every mature
@@ -84,6 +86,7 @@ class Collector {
   MarkBitmap full_marks_;  // --verify of a young collection: everything reachable
   std::vector<ObjectId> young_roots_;
   std::uint64_t collections_ = 0;
+  std::unique_ptr<ThreadPool> sweep_pool_;  // device markers' parallel sweep, made on first use
 };
 
 }  // namespace gcvm
