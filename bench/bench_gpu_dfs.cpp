@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/median.hpp"
 #include "gc/heap/heap.hpp"
 #include "gc/heap/heap_materializer.hpp"
 #include "gc/markers/marker_registry.hpp"
@@ -34,6 +35,8 @@
 #include "heapgraph/synthetic_heaps.hpp"
 
 using namespace gcvm;
+
+using gcvm::bench::median;
 
 namespace {
 
@@ -73,13 +76,6 @@ std::vector<Variant> variants(const std::string &spec) {
     all.push_back({"dfs no-fb", "gpu-dfs", {{"fallback", "off"}}});
   }
   return all;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 double detail(const MarkStats &stats, const char *key) {

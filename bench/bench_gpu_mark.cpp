@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/median.hpp"
 #include "gc/device/device_registry.hpp"
 #include "gc/heap/heap.hpp"
 #include "gc/heap/heap_materializer.hpp"
@@ -33,6 +34,8 @@
 #include "heapgraph/synthetic_heaps.hpp"
 
 using namespace gcvm;
+
+using gcvm::bench::median;
 
 namespace {
 
@@ -80,11 +83,6 @@ std::vector<std::string> split(const std::string& text) {
     start = comma + 1;
   }
   return parts;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 

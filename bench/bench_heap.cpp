@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/median.hpp"
 #include "gc/heap/heap.hpp"
 #include "gc/heap/heap_materializer.hpp"
 #include "gc/markers/serial_marker.hpp"
@@ -19,12 +20,9 @@
 
 using namespace gcvm;
 
-namespace {
+using gcvm::bench::median;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+namespace {
 
 double allocate_all(Heap& heap, ShapeId shape, std::uint64_t objects) {
   const Stopwatch clock;

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/median.hpp"
 #include "gc/heap/heap.hpp"
 #include "gc/heap/heap_materializer.hpp"
 #include "gc/markers/parallel_marker.hpp"
@@ -34,12 +35,9 @@
 
 using namespace gcvm;
 
-namespace {
+using gcvm::bench::median;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+namespace {
 
 struct Row {
   std::string collector;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/median.hpp"
 #include "gc/util/stopwatch.hpp"
 #include "heapgraph/random.hpp"
 #include "heapgraph/trace/crc32c.hpp"
@@ -20,12 +21,9 @@
 
 using namespace gcvm;
 
-namespace {
+using gcvm::bench::median;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+namespace {
 
 /// `objects` allocations (1 ref + 1 scalar), one store each to a recent object, a root
 /// snapshot of 64 objects and a collection point every 65,536 allocations.

@@ -78,6 +78,12 @@ void BlockAllocator::abandon_block(std::uint32_t block) {
 }
 
 BlockAllocator::BlockSweep BlockAllocator::sweep_block(std::uint32_t block, std::uint64_t mark_word) {
+  const BlockSweep result = sweep_block_uncounted(block, mark_word);
+  if (result.emptied) count_emptied_blocks(1);
+  return result;
+}
+
+BlockAllocator::BlockSweep BlockAllocator::sweep_block_uncounted(std::uint32_t block, std::uint64_t mark_word) {
   const std::uint64_t before = alloc_words_[block];
   const std::uint64_t after = before & mark_word;
   BlockSweep result;
@@ -90,7 +96,6 @@ BlockAllocator::BlockSweep BlockAllocator::sweep_block(std::uint32_t block, std:
     s.allocated.clear_atomic(block);
     s.active.clear_atomic(block);
     free_.set_atomic(block);
-    std::atomic_ref<std::uint32_t>(blocks_in_use_).fetch_sub(1, std::memory_order_relaxed);
     result.emptied = true;
     // A parallel sweep reads cursors of shapes that other threads may be resetting.
     std::atomic_ref<std::uint32_t> cursor(s.cursor);

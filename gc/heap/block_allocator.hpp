@@ -76,6 +76,12 @@ class BlockAllocator {
     bool emptied = false;           // the block went back to the free state
   };
   BlockSweep sweep_block(std::uint32_t block, std::uint64_t mark_word);
+  /// The same, but an emptied block stays counted in blocks_in_use() until the caller
+  /// passes the number of blocks it emptied to `count_emptied_blocks`: a parallel sweep
+  /// counts them per thread instead of contending for one shared counter per block.
+  /// Safe to call concurrently for distinct blocks.
+  BlockSweep sweep_block_uncounted(std::uint32_t block, std::uint64_t mark_word);
+  void count_emptied_blocks(std::uint32_t blocks) { blocks_in_use_ -= blocks; }
 
   // --- queries ---
   std::uint32_t high_water() const { return high_water_; }

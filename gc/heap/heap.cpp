@@ -124,8 +124,9 @@ std::uint32_t Heap::sweep_block(std::uint32_t block, std::uint64_t mark_word, Sw
   if (shape == ShapeTable::kRefArray || shape == ShapeTable::kScalarArray)
     for (std::uint64_t w = dying; w != 0; w &= w - 1)
       release_array(make_object_id(block, static_cast<std::uint32_t>(std::countr_zero(w))), debt);
-  const auto swept = blocks_.sweep_block(block, mark_word);
+  const auto swept = blocks_.sweep_block_uncounted(block, mark_word);
   if (swept.emptied) {
+    ++debt.emptied_blocks;
     const ShapeLayout& layout = shapes_.layout(shape);
     if (layout.shape.ref_fields > 0)
       debt.edge_ranges.emplace_back(block_edge_base_[block], std::uint64_t{layout.capacity} * layout.shape.ref_fields);
@@ -136,8 +137,10 @@ std::uint32_t Heap::sweep_block(std::uint32_t block, std::uint64_t mark_word, Sw
 void Heap::settle_sweep(SweepDebt& debt) {
   for (const auto& [base, count] : debt.edge_ranges) graph_.release_edges(base, count);
   array_bytes_ -= debt.array_bytes;
+  blocks_.count_emptied_blocks(debt.emptied_blocks);
   debt.edge_ranges.clear();
   debt.array_bytes = 0;
+  debt.emptied_blocks = 0;
 }
 
 namespace {

@@ -129,16 +129,19 @@ class Heap {
   /// Compares the graph with the heap; empty if equal, else the first mismatches.
   std::string verify_graph() const;
   /// What block sweeps leave for `settle_sweep`: the CSR edge ranges to release, in
-  /// the order they were found, and the array bytes freed. The edge space is one
-  /// free-list structure, so releasing is serial; recording it lets block sweeps run
-  /// in parallel and still release in exactly the serial sweep's order.
+  /// the order they were found, the array bytes freed and the blocks emptied. The edge
+  /// space is one free-list structure, so releasing is serial; recording it lets block
+  /// sweeps run in parallel and still release in exactly the serial sweep's order, and
+  /// the shared counters change once per debt, not once per block.
   struct SweepDebt {
     std::vector<std::pair<EdgeIndex, std::uint64_t>> edge_ranges;
     std::uint64_t array_bytes = 0;
+    std::uint32_t emptied_blocks = 0;
   };
   /// Sweep step for one block (gc/heap/sweep.cpp drives it): frees
   /// the unmarked slots and their array storage, and records their edge ranges in
-  /// `debt`. Returns the number of objects freed. Safe to call concurrently for
+  /// `debt` (with the block, if it emptied it: blocks_in_use() counts it until the
+  /// debt is settled). Returns the number of objects freed. Safe to call concurrently for
   /// distinct blocks (block-state bitmaps change atomically; array storage goes back
   /// to the thread-safe malloc); nothing else may run on the heap meanwhile.
   std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt);

@@ -1,10 +1,10 @@
 #include "gc/markers/parallel_marker.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <chrono>
 #include <thread>
-
-#include "gc/util/stopwatch.hpp"
 
 namespace gcvm {
 
@@ -16,15 +16,36 @@ constexpr Item make_item(ObjectId object, std::uint32_t first_edge) { return (It
 constexpr ObjectId item_object(Item item) { return static_cast<ObjectId>(item); }
 constexpr std::uint32_t item_first_edge(Item item) { return static_cast<std::uint32_t>(item >> 32); }
 
-/// Sets `id`'s mark bit; true if this call set it. Alone (kConcurrent false: a pool of
-/// one, or the caller's prelude), the marker needs no atomic read-modify-write: one
-/// locked instruction per marked object is most of the cost of marking a linked list.
+/// Sets `bits` in mark word `word` of `words` (a MarkBitmap's); returns the bits this
+/// call set. Alone (kConcurrent false: a pool of one, or the caller's prelude), the
+/// marker needs no atomic read-modify-write: one locked instruction per marked object
+/// is most of the cost of marking a linked list.
 template <bool kConcurrent>
-bool claim(MarkBitmap& out, ObjectId id) {
+std::uint64_t claim_bits(std::uint64_t* words, std::uint32_t word, std::uint64_t bits) {
+  if constexpr (kConcurrent) {
+    return bits & ~std::atomic_ref<std::uint64_t>(words[word]).fetch_or(bits, std::memory_order_relaxed);
+  } else {
+    const std::uint64_t before = words[word];
+    words[word] = before | bits;
+    return bits & ~before;
+  }
+}
+
+/// True if `id` is marked (a plain read; concurrently a relaxed atomic one).
+template <bool kConcurrent>
+bool is_marked(std::uint64_t* words, ObjectId id) {
+  const std::uint64_t bit = std::uint64_t{1} << slot_of(id);
   if constexpr (kConcurrent)
-    return out.test_and_set_atomic(id);
+    return (std::atomic_ref<std::uint64_t>(words[block_of(id)]).load(std::memory_order_relaxed) & bit) != 0;
   else
-    return out.test_and_set(id);
+    return (words[block_of(id)] & bit) != 0;
+}
+
+/// Sets `id`'s mark bit; true if this call set it.
+template <bool kConcurrent>
+bool claim(std::uint64_t* words, ObjectId id) {
+  return !is_marked<kConcurrent>(words, id) &&
+         claim_bits<kConcurrent>(words, block_of(id), std::uint64_t{1} << slot_of(id)) != 0;
 }
 
 /// xorshift64: victim selection only needs to be cheap and differ between threads.
@@ -37,8 +58,52 @@ std::uint64_t next_random(std::uint64_t& state) {
 
 }  // namespace
 
+/// A marking thread's work: a private depth-first stack, which only the owner touches
+/// (plain loads and stores), and the public deque that thieves steal from. The owner
+/// moves the oldest half of its private items to the deque when another thread is
+/// idle and its deque is empty, so the per-object cost of a fenced deque pop, and the
+/// sharing of cache lines with a thief working next door, are paid only for work
+/// that others need.
 struct ParallelMarker::Worker {
   WorkStealingDeque deque;
+  // On a line of its own: the owner writes it at every push and pop, and thieves read
+  // the deque's ring pointer, which would otherwise share its line.
+  alignas(64) std::vector<Item> local;  // [shared_below, size) are the owner's private items
+  std::size_t shared_below = 0;  // items under this index were moved to the deque
+
+  void push(Item item) { local.push_back(item); }
+  bool pop(Item& item) {
+    if (local.size() > shared_below) {
+      item = local.back();
+      local.pop_back();
+      if (local.size() == shared_below) forget_shared();
+      return true;
+    }
+    return deque.pop(item);
+  }
+  /// Publishes the oldest half of the private items if some thread is idle (`idle` is
+  /// nonzero) and the deque has run dry. The private check comes first: it reads only
+  /// this thread's lines, and a thread with one item or none (a list) has nothing to give.
+  void share_if_wanted(const std::atomic<unsigned>& idle) {
+    const std::size_t private_items = local.size() - shared_below;
+    if (private_items < 2 || idle.load(std::memory_order_relaxed) == 0 || !deque.looks_empty()) return;
+    const std::size_t end = shared_below + private_items / 2;
+    for (std::size_t i = shared_below; i < end; ++i) deque.push(local[i]);
+    shared_below = end;
+  }
+  /// Publishes every private item (the prelude hands its work to the pool this way).
+  void share_all() {
+    for (std::size_t i = shared_below; i < local.size(); ++i) deque.push(local[i]);
+    local.clear();
+    shared_below = 0;
+  }
+  bool idle() const { return local.size() == shared_below && deque.looks_empty(); }
+
+ private:
+  void forget_shared() {
+    local.clear();
+    shared_below = 0;
+  }
 };
 
 ParallelMarkerOptions ParallelMarkerOptions::parse(const GcOptions& options, unsigned threads) {
@@ -61,7 +126,7 @@ ParallelMarker::ParallelMarker(ParallelMarkerOptions options) : options_(options
 ParallelMarker::~ParallelMarker() = default;
 
 MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
-  const Stopwatch clock;
+  clock_ = Stopwatch();
   out.reset(request.block_count, request.premarked);
   idle_.store(0, std::memory_order_relaxed);
   for (auto& s : stats_) s = {};
@@ -73,11 +138,16 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
     stats_[0] = prelude_;
   else
     pool_.run([&](unsigned index) { run_worker<true>(index, request, out); });
-  for (auto& w : workers_) w->deque.reclaim();
+  for (auto& w : workers_) {
+    w->deque.reclaim();
+    w->local.clear();
+    w->shared_below = 0;
+  }
 
   MarkStats stats;
   MarkThreadStats total;
   std::uint64_t min_objects = ~0ull, max_objects = 0, min_edges = ~0ull, max_edges = 0;
+  double last_first_item = 0;
   for (const MarkThreadStats& s : stats_) {
     total.objects += s.objects;
     total.edges += s.edges;
@@ -89,10 +159,11 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
     max_objects = std::max(max_objects, s.objects);
     min_edges = std::min(min_edges, s.edges);
     max_edges = std::max(max_edges, s.edges);
+    last_first_item = std::max(last_first_item, s.first_item_ms);
   }
   stats.marked_objects = total.objects;
   stats.edges_traversed = total.edges;
-  stats.mark_ms = clock.elapsed_ms();
+  stats.mark_ms = clock_.elapsed_ms();
   stats.details = {
       {"threads", pool_.size()},
       {"chunk", options_.chunk},
@@ -106,20 +177,26 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
       {"objects_per_thread_max", static_cast<double>(max_objects)},
       {"edges_per_thread_min", static_cast<double>(min_edges)},
       {"edges_per_thread_max", static_cast<double>(max_edges)},
+      {"first_item_ms_max", last_first_item},
   };
   return stats;
 }
 
 template <bool kConcurrent>
-void ParallelMarker::scan_item(Item item, const MarkRequest& request, WorkStealingDeque& deque, MarkThreadStats& s,
-                               MarkBitmap& out, std::uint64_t item_limit) {
+void ParallelMarker::drain(Item item, const MarkRequest& request, Worker& worker, MarkThreadStats& s, MarkBitmap& out,
+                           std::uint64_t item_limit) {
   const std::uint64_t* begin = request.graph.begin_data();
   const std::uint32_t* degree = request.graph.degree_data();
   const ObjectId* edges = request.graph.edge_data();
+  std::uint64_t* words = out.words().data();
   const std::uint32_t chunk = options_.chunk;
-  // Scans the item and then, without a deque round trip, the last child it marked.
+  // One call scans many items: a call per item (its prologue, the spills) costs as much
+  // as scanning a small object. The counters live in registers for the whole call: as
+  // members of `s` every mark bit store could alias them, and the compiler would reload
+  // and store them per edge.
+  std::uint64_t items = s.items, objects = s.objects, edges_read = s.edges;
   for (;;) {
-    ++s.items;
+    ++items;
     const ObjectId v = item_object(item);
     const std::uint32_t d = degree[v];
     std::uint32_t from = item_first_edge(item), to = d;
@@ -127,52 +204,96 @@ void ParallelMarker::scan_item(Item item, const MarkRequest& request, WorkSteali
       to = from + chunk;
       if (from == 0) {
         ++s.splits;
-        for (std::uint64_t c = chunk; c < d; c += chunk) deque.push(make_item(v, static_cast<std::uint32_t>(c)));
+        // Chunks go straight to the public deque: they exist to be stolen.
+        for (std::uint64_t c = chunk; c < d; c += chunk)
+          worker.deque.push(make_item(v, static_cast<std::uint32_t>(c)));
       }
     }
     const ObjectId* e = edges + begin[v] + from;
     const ObjectId* end = edges + begin[v] + to;
     ObjectId next = kNullRef;
-    for (; e != end; ++e) {
-      const ObjectId target = *e;
-      if (target == kNullRef) continue;
-      ++s.edges;
-      if (claim<kConcurrent>(out, target)) {
-        ++s.objects;
-        // Prefetch on grey (as libgc does): the object's CSR row is a random DRAM
-        // access, started now so it has arrived by the time the item is scanned.
-        __builtin_prefetch(begin + target);
-        __builtin_prefetch(degree + target);
-        if (next != kNullRef) deque.push(make_item(next, 0));
-        next = target;
+    auto grey = [&](ObjectId target) {
+      ++objects;
+      // Prefetch on grey (as libgc does): the object's CSR row is a random DRAM
+      // access, started now so it has arrived by the time the item is scanned.
+      __builtin_prefetch(begin + target);
+      __builtin_prefetch(degree + target);
+      if (next != kNullRef) worker.push(make_item(next, 0));
+      next = target;
+    };
+    if (!kConcurrent || to - from < 2) {
+      // Alone, a claim is a plain load and store; and an item of one edge (a list
+      // node) has nothing to batch.
+      for (; e != end; ++e) {
+        const ObjectId target = *e;
+        if (target == kNullRef) continue;
+        ++edges_read;
+        if (claim<kConcurrent>(words, target)) grey(target);
       }
+    } else {
+      // Unmarked targets are collected per mark word and claimed with one fetch_or per
+      // word: the children of an object often share a block (allocated together), and
+      // the consecutive elements of an array chunk often do, so this saves most of the
+      // locked instructions, which also stall the loads behind them.
+      std::uint32_t pending_word = 0;
+      std::uint64_t pending_bits = 0;
+      auto claim_pending = [&] {
+        for (std::uint64_t fresh = claim_bits<true>(words, pending_word, pending_bits); fresh != 0; fresh &= fresh - 1)
+          grey(make_object_id(pending_word, static_cast<std::uint32_t>(std::countr_zero(fresh))));
+      };
+      for (; e != end; ++e) {
+        const ObjectId target = *e;
+        if (target == kNullRef) continue;
+        ++edges_read;
+        if (is_marked<true>(words, target)) continue;
+        if (block_of(target) != pending_word) {
+          if (pending_bits != 0) claim_pending();
+          pending_word = block_of(target);
+          pending_bits = 0;
+        }
+        pending_bits |= std::uint64_t{1} << slot_of(target);
+      }
+      if (pending_bits != 0) claim_pending();
     }
-    if (next == kNullRef) return;
-    item = make_item(next, 0);
-    if (s.items >= item_limit) {  // the prelude's budget is spent: leave the chain to the pool
-      deque.push(item);
-      return;
+    if constexpr (kConcurrent) worker.share_if_wanted(idle_);
+    // Next: the last child this item marked, without a stack round trip, else the
+    // newest pending item.
+    if (next != kNullRef) {
+      item = make_item(next, 0);
+      if (items >= item_limit) {  // the prelude's budget is spent: leave the chain to the pool
+        worker.push(item);
+        break;
+      }
+    } else if (items >= item_limit || !worker.pop(item)) {
+      break;
     }
   }
+  s.items = items;
+  s.objects = objects;
+  s.edges = edges_read;
 }
 
 bool ParallelMarker::mark_alone(const MarkRequest& request, MarkBitmap& out) {
-  WorkStealingDeque& deque = workers_[0]->deque;
+  Worker& worker = *workers_[0];
   Item item = 0;
-  for (ObjectId root : request.roots) {
-    if (prelude_.items >= kPreludeItems) return false;  // the rest of the roots go to the pool's shares
-    if (root == kNullRef || !claim<false>(out, root)) continue;
+  std::size_t visited = 0;
+  for (; visited < request.roots.size() && prelude_.items < kPreludeItems; ++visited) {
+    const ObjectId root = request.roots[visited];
+    if (root == kNullRef || !claim<false>(out.words().data(), root)) continue;
     ++prelude_.objects;
-    deque.push(make_item(root, 0));
-    while (prelude_.items < kPreludeItems && deque.pop(item))
-      scan_item<false>(item, request, deque, prelude_, out, kPreludeItems);
+    worker.push(make_item(root, 0));
+    if (worker.pop(item)) drain<false>(item, request, worker, prelude_, out, kPreludeItems);
   }
-  return deque.looks_empty();
+  // Done if every root was visited and nothing is pending; otherwise the rest of the
+  // roots go to the pool's shares.
+  if (visited == request.roots.size() && worker.idle()) return true;
+  worker.share_all();  // the pool starts with everything pending in the caller's deque
+  return false;
 }
 
 template <bool kConcurrent>
 void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, MarkBitmap& out) {
-  WorkStealingDeque& deque = workers_[index]->deque;
+  Worker& worker = *workers_[index];
   const unsigned threads = pool_.size();
   MarkThreadStats s = index == 0 ? prelude_ : MarkThreadStats{};
   std::uint64_t rng = 0x9E3779B97F4A7C15ull * (index + 1);
@@ -182,17 +303,24 @@ void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, Mark
   const std::size_t first_root = roots * index / threads, last_root = roots * (index + 1) / threads;
   for (std::size_t r = first_root; r < last_root; ++r) {
     const ObjectId root = request.roots[r];
-    if (root != kNullRef && claim<kConcurrent>(out, root)) {
+    if (root != kNullRef && claim<kConcurrent>(out.words().data(), root)) {
       ++s.objects;
-      deque.push(make_item(root, 0));
+      worker.push(make_item(root, 0));
     }
   }
+  if constexpr (kConcurrent) worker.share_all();
 
-  auto scan = [&](Item item) { scan_item<kConcurrent>(item, request, deque, s, out, UINT64_MAX); };
+  auto scan = [&](Item item) {
+    if (s.items == 0) s.first_item_ms = clock_.elapsed_ms();
+    drain<kConcurrent>(item, request, worker, s, out, UINT64_MAX);
+  };
 
   Item item = 0;
   for (;;) {
-    while (deque.pop(item)) scan(item);
+    if (worker.pop(item)) {
+      scan(item);
+      continue;
+    }
     if (steal_round(index, rng, s, item)) {
       ++s.steals;
       scan(item);

@@ -5,34 +5,53 @@
 // Work items: a 64-bit item names an object and the first edge to scan (low 32 bits
 // the object id, high 32 bits the edge offset inside the object's CSR range). An item
 // scans at most `chunk` edges. The item of a wider object (offset 0) first pushes one
-// item per further chunk, so a reference array of 100,000 elements becomes ~100
-// stealable items instead of one serial scan.
+// item per further chunk straight to its thread's public deque, so a reference array
+// of 4 M elements becomes ~4,000 items that the other threads steal while its first
+// chunk is scanned: no thread scans a huge array alone.
 //
-// Marking: an object is pushed only by the thread whose MarkBitmap::test_and_set_atomic
-// turned its bit from 0 to 1, so every reachable object is scanned exactly once and
-// per-thread counts add up to the serial marker's (a pool of one thread uses the plain
-// test_and_set: nothing can race with it). Each thread owns one Chase-Lev deque
-// (work_stealing_deque.hpp); it pops its own newest work and, when that runs out,
-// steals the oldest work of others. Of the children an item marks, the last one is
-// scanned next without a deque round trip (linked lists never touch the deque).
+// Marking: an object is scanned only by the thread whose atomic fetch_or turned its
+// mark bit from 0 to 1, so every reachable object is scanned exactly once and
+// per-thread counts add up to the serial marker's (a pool of one thread uses plain
+// loads and stores: nothing can race with it). A scan reads each target's mark word
+// first (most references lead to marked objects); with several threads, an item of
+// two or more edges collects the unmarked targets of consecutive edges that share a
+// mark word and claims them with one fetch_or per word: an object's children,
+// allocated together, and an array chunk's elements often share a block, and each
+// locked instruction also stalls the loads behind it.
+//
+// Work: each thread has a private depth-first stack (plain vector: no fences) and a
+// Chase-Lev deque (work_stealing_deque.hpp) that others steal the oldest items from.
+// Of the children an item marks, the last one is scanned next without a stack round
+// trip (linked lists never touch the stack); the others go on the private stack. When
+// a worker has two or more private items, some thread is idle and the worker's deque
+// is empty, it moves the oldest half of its private stack to its deque at the end of
+// the item it is scanning: work is published only when
+// someone needs it, so a busy heap pays no fenced deque operation per object, and
+// thieves do not work on the same cache lines as their victims without need.
 //
 // Small marks: before it wakes the pool, the calling thread marks alone (plain
 // test-and-set: no other thread runs yet), root after root, until it has scanned
 // kPreludeItems items. A mark that ends within that budget, such as most young
 // collections (gc/heap/generations.hpp) or a small heap's, never wakes the pool, whose
 // wake-up and termination cost more than the whole mark. Otherwise the pool takes
-// over: what the caller had pending is in its deque, where the others steal it, and
-// the roots it did not reach are shared out as usual.
+// over: what the caller had pending is moved to its deque, where the others steal it,
+// and the roots it did not reach are shared out as usual.
 //
-// Termination: a thread counts itself idle only after its own deque is empty and a
-// steal round found nothing; it leaves the idle state (uncounting itself) before it
-// steals again. Only active threads push, and only to their own deques, so when all
-// threads are counted idle every deque is empty and no item is in flight: marking is
-// complete. No thread can leave that state, so every thread sees it and returns.
+// Termination: a thread counts itself idle only after its private stack and its deque
+// are empty and a steal round found nothing; it leaves the idle state (uncounting
+// itself) before it steals again. Only active threads push, and only to their own
+// stack and deque, so when all threads are counted idle every stack and deque is
+// empty and no item is in flight: marking is complete. No thread can leave that
+// state, so every thread sees it and returns. Progress: while a thread is idle, every
+// active thread with two or more private items publishes at its next item, and an
+// idle thread leaves the idle state as soon as it sees a non-empty deque.
 //
 // Statistics (MarkStats::details): threads, chunk, the totals of items, chunk splits,
-// steals and steal attempts, the prelude's items and whether the pool was woken, and the per-thread minimum and maximum of objects scanned
-// and edges traversed (balance at a glance); `thread_stats()` has every thread's row.
+// steals and steal attempts, the prelude's items and whether the pool was woken, the
+// per-thread minimum and maximum of objects scanned and edges traversed (balance at a
+// glance), and when the last thread began its first item (`first_item_ms_max`: how
+// long the mark ran before every thread had work); `thread_stats()` has every
+// thread's row.
 #pragma once
 
 #include <atomic>
@@ -43,6 +62,7 @@
 #include "gc/markers/gc_options.hpp"
 #include "gc/markers/marker.hpp"
 #include "gc/markers/work_stealing_deque.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "gc/util/thread_pool.hpp"
 
 namespace gcvm {
@@ -65,6 +85,7 @@ struct MarkThreadStats {
   std::uint64_t splits = 0;          // wide objects it split into chunks
   std::uint64_t steals = 0;          // items it took from other threads' deques
   std::uint64_t steal_attempts = 0;  // steal calls, successful or not
+  double first_item_ms = 0;          // from the start of mark() to this thread's first item
 };
 
 class ParallelMarker final : public Marker {
@@ -86,12 +107,12 @@ class ParallelMarker final : public Marker {
   struct Worker;
   template <bool kConcurrent>
   void run_worker(unsigned index, const MarkRequest& request, MarkBitmap& out);
-  /// Scans `item`, then the last child it marked, and so on down the chain, until a
-  /// scan marks nothing new or `stats.items` reaches `item_limit` (the rest of the
-  /// chain is then pushed).
+  /// Scans `item`, then the last child it marked, and so on down the chain, and when a
+  /// scan marks nothing new the worker's newest pending item, until the worker has none
+  /// or `stats.items` reaches `item_limit` (the rest of the chain is then pushed).
   template <bool kConcurrent>
-  void scan_item(WorkStealingDeque::Item item, const MarkRequest& request, WorkStealingDeque& deque,
-                 MarkThreadStats& stats, MarkBitmap& out, std::uint64_t item_limit);
+  void drain(WorkStealingDeque::Item item, const MarkRequest& request, Worker& worker, MarkThreadStats& stats,
+             MarkBitmap& out, std::uint64_t item_limit);
   /// The serial prelude on the caller (participant 0), into prelude_ (which mark()
   /// resets); true if it finished the mark.
   bool mark_alone(const MarkRequest& request, MarkBitmap& out);
@@ -103,6 +124,7 @@ class ParallelMarker final : public Marker {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<MarkThreadStats> stats_;
   MarkThreadStats prelude_;  // what the caller did alone before the pool ran
+  Stopwatch clock_;          // restarted by mark()
   alignas(64) std::atomic<unsigned> idle_{0};
 };
 

@@ -1,6 +1,27 @@
 #include "gc/util/thread_pool.hpp"
 
+#include <chrono>
+
 namespace gcvm {
+
+namespace {
+
+/// Polls `done` for about `microseconds`; true as soon as it holds.
+template <typename F>
+bool spin_until(F&& done, unsigned microseconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(microseconds);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= until) return done();
+  }
+}
+
+}  // namespace
 
 unsigned ThreadPool::resolve(unsigned threads) {
   if (threads != 0) return threads;
@@ -14,11 +35,9 @@ ThreadPool::ThreadPool(unsigned threads) : size_(resolve(threads)) {
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
+  stopping_ = true;
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
@@ -27,37 +46,27 @@ void ThreadPool::run(const std::function<void(unsigned)>& job) {
     job(0);
     return;
   }
-  {
-    std::lock_guard lock(mutex_);
-    job_ = &job;
-    running_ = size_ - 1;
-    ++generation_;
-  }
-  wake_.notify_all();
+  job_ = &job;
+  running_.store(size_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
   job(0);
-  std::unique_lock lock(mutex_);
-  done_.wait(lock, [this] { return running_ == 0; });
-  job_ = nullptr;
+  auto finished = [this] { return running_.load(std::memory_order_acquire) == 0; };
+  if (spin_until(finished, kSpinMicroseconds)) return;
+  for (unsigned left; (left = running_.load(std::memory_order_acquire)) != 0;)
+    running_.wait(left, std::memory_order_acquire);
 }
 
 void ThreadPool::work(unsigned index) {
   std::uint64_t seen = 0;
   for (;;) {
-    const std::function<void(unsigned)>* job = nullptr;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
-      job = job_;
-    }
-    (*job)(index);
-    bool last = false;
-    {
-      std::lock_guard lock(mutex_);
-      last = --running_ == 0;
-    }
-    if (last) done_.notify_one();
+    auto published = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+    if (!spin_until(published, kSpinMicroseconds))
+      while (!published()) generation_.wait(seen, std::memory_order_acquire);
+    seen = generation_.load(std::memory_order_acquire);
+    if (stopping_) return;
+    (*job_)(index);
+    if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) running_.notify_one();
   }
 }
 

@@ -141,6 +141,86 @@ TEST_CASE("parallel marker: empty and null roots, self-loops, a 100,000-referenc
   }
 }
 
+TEST_CASE("parallel marker: huge arrays (over a million references, several, nested) with 1/2/3/8 threads") {
+  // One heap holds every shape; each subcase marks from its own roots. Structures are
+  // pairs of nodes (each pointing to the other and to itself); array elements include
+  // nulls and repeats, so one chunk meets targets it already claimed, in the same mark
+  // word and in others.
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(2, 1);
+  auto pair = [&] {
+    const ObjectId a = heap.allocate(node), b = heap.allocate(node);
+    heap.store_ref(a, 0, b);
+    heap.store_ref(a, 1, a);
+    heap.store_ref(b, 0, a);
+    return a;
+  };
+  std::uint64_t state = 2026;
+  auto random = [&](std::uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % bound;
+  };
+
+  // More than a million references in one object.
+  const std::uint64_t huge = 1'100'000;
+  const ObjectId big = heap.allocate_ref_array(huge);
+  for (std::uint64_t i = 0; i < huge; ++i) {
+    ObjectId element = kNullRef;
+    if (i % 5 == 4)
+      element = heap.load_element(big, i - 1 - random(i < 64 ? 1 : 64));  // a repeat, near or adjacent
+    else if (i % 7 != 3)
+      element = pair();
+    heap.store_element(big, i, element);
+  }
+  // Several huge arrays sharing targets with each other and with `big`.
+  std::vector<ObjectId> several;
+  for (int k = 0; k < 3; ++k) {
+    const ObjectId array = heap.allocate_ref_array(200'000);
+    for (std::uint64_t i = 0; i < 200'000; ++i)
+      heap.store_element(array, i, i % 2 == 0 ? heap.load_element(big, random(huge)) : pair());
+    several.push_back(array);
+  }
+  heap.store_element(several[0], 17, several[1]);  // an array inside another
+  // Arrays nested in arrays: an outer array of inner arrays of structures, one inner
+  // array twice, and an inner array that holds the outer one (a cycle through arrays).
+  const ObjectId outer = heap.allocate_ref_array(300);
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    const ObjectId inner = heap.allocate_ref_array(2'000 + i);
+    for (std::uint64_t j = 0; j < 2'000 + i; ++j) heap.store_element(inner, j, j % 3 == 0 ? kNullRef : pair());
+    heap.store_element(outer, i, inner);
+  }
+  heap.store_element(outer, 299, heap.load_element(outer, 0));
+  heap.store_element(heap.load_element(outer, 5), 1, outer);
+  const ObjectId deep = heap.allocate_ref_array(1);  // a chain of arrays 5,000 deep
+  ObjectId tail = deep;
+  for (int d = 0; d < 5000; ++d) {
+    const ObjectId next = heap.allocate_ref_array(d % 100 == 0 ? 3000 : 1);
+    heap.store_element(tail, 0, next);
+    tail = next;
+  }
+
+  auto check = [&](std::vector<ObjectId> roots, std::uint64_t expected_splits) {
+    for (unsigned threads : kThreadCounts)
+      for (std::uint32_t chunk : {1024u, 333u}) {
+        CAPTURE(threads);
+        CAPTURE(chunk);
+        ParallelMarker marker({.threads = threads, .chunk = chunk});
+        require_same_as_serial(heap.graph(), roots, heap.blocks().high_water(), marker);
+        std::uint64_t splits = 0;
+        for (const MarkThreadStats& s : marker.thread_stats()) splits += s.splits;
+        if (chunk == 1024) CHECK(splits == expected_splits);
+      }
+  };
+  SUBCASE("one object with more than a million references") { check({big}, 1); }
+  SUBCASE("several huge arrays") { check({several[2], several[0], kNullRef}, 3); }
+  SUBCASE("arrays nested in arrays") { check({outer, deep}, 299 + 50); }  // inner array 299 was replaced
+  SUBCASE("everything at once") {
+    std::vector<ObjectId> roots = {outer, deep, big};
+    roots.insert(roots.end(), several.begin(), several.end());
+    check(roots, 1 + 3 + 299 + 50);
+  }
+}
+
 TEST_CASE("parallel marker: collections interleaved with random mutation, verified against serial") {
   Heap heap;
   test::RandomMutator mutator(heap, 2026, 32, {.max_array_length = 80});
@@ -209,4 +289,15 @@ TEST_CASE("parallel marker: a small mark ends on the calling thread, a large one
     CHECK(detail(pooled, "prelude_items") == ParallelMarker::kPreludeItems);
     require_same_as_serial(large, marker);
   }
+
+  // Leaf roots only: the prelude's budget runs out exactly when it has nothing
+  // pending, and the roots it did not reach must still be marked by the pool.
+  Heap heap;
+  const ShapeId leaf = heap.shapes().intern(0, 1);
+  std::vector<ObjectId> roots;
+  for (std::uint64_t i = 0; i < 3 * ParallelMarker::kPreludeItems; ++i) roots.push_back(heap.allocate(leaf));
+  const MarkStats leaves = marker.mark({heap.graph(), roots, heap.blocks().high_water()}, marks);
+  CHECK(detail(leaves, "pool_woken") == 1);
+  CHECK(leaves.marked_objects == roots.size());
+  require_same_as_serial(heap.graph(), roots, heap.blocks().high_water(), marker);
 }

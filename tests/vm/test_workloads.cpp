@@ -69,7 +69,7 @@ TEST_CASE("the workloads include the papers' microbenchmarks and the named progr
   for (const auto& p : workloads()) names.insert(p.stem().string());
   for (const char* required : {"micro_single", "micro_list", "micro_lists", "micro_wide", "micro_vp_list",
                                "micro_vp_array", "micro_complete", "binary_trees", "gcbench", "hash_map", "lru_cache",
-                               "cyclic", "life"}) {
+                               "cyclic", "life", "churn_array"}) {
     CAPTURE(std::string(required));
     CHECK(names.count(required) == 1);
   }
