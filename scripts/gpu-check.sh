@@ -4,7 +4,8 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench dfs-bench markers-bench gen-bench replay-bench vm-gpu-bench"
+#   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench replay-bench vm-gpu-bench"
+#   TEST_SUITES="test_gc test_gpu_dfs" (instead of the whole ctest: these binaries, all devices)
 #   SANITIZERS="memcheck racecheck synccheck" SANITIZE_SUITES="gc dfs gen" (which suites go under the sanitizers)
 #   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
 #   SANITIZE_DFS_ARGS="-tc=*fallback*" SANITIZE_GEN_ARGS="-tc=*property*" (doctest arguments)
@@ -45,7 +46,13 @@ fi
 "$build/gcvm" devices | tee "$out/devices.log"
 grep -E "GCVM_HAVE_BOEHM|bdw-gc|libgc" "$out/configure.log" | head -3
 
-if has test; then
+if has test && [ -n "${TEST_SUITES:-}" ]; then
+  for suite in $TEST_SUITES; do
+    start=$SECONDS
+    "$build/tests/$suite" >"$out/$suite.log" 2>&1
+    note "$suite (CUDA + OpenCL)" "rc=$? ($((SECONDS - start)) s): $(grep -E 'test cases' "$out/$suite.log" | tail -1)"
+  done
+elif has test; then
   start=$SECONDS
   if (cd "$build" && ctest --output-on-failure) >"$out/ctest.log" 2>&1; then
     note "ctest (all, CUDA + OpenCL)" "passed ($((SECONDS - start)) s): $(grep -E 'tests passed' "$out/ctest.log")"
@@ -94,6 +101,13 @@ if has markers-bench; then
   start=$SECONDS
   "$build/bench/bench_markers" ${MARKERS_BENCH_ARGS:---runs 3 --threads 1,2,4,8,16 --boehm-markers 16} 2>&1 | tee "$out/bench_markers.log"
   note "bench_markers" "done ($((SECONDS - start)) s)"
+fi
+
+if has huge-array-bench; then
+  start=$SECONDS
+  # shellcheck disable=SC2086
+  "$build/bench/bench_huge_array" ${HUGE_ARRAY_BENCH_ARGS:-} 2>&1 | tee "$out/bench_huge_array.log"
+  note "bench_huge_array ${HUGE_ARRAY_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
 fi
 
 if has gen-bench; then
