@@ -68,7 +68,8 @@ std::vector<Variant> all_variants() {
       {"bfs +VD", "gpu-bfs", with({"vector=on", "wide=16"})},
       {"bfs all-SM", "gpu-bfs", with({"vector=on", "wide=16", "sms=all"})},
       {"bfs-levels", "gpu-bfs", {"queue=levels"}},
-      {"bfs-async", "gpu-bfs", {}},
+      {"bfs-async", "gpu-bfs", {"queue=async"}},
+      {"bfs-auto", "gpu-bfs", {}},
   };
 }
 

@@ -93,6 +93,9 @@ std::vector<std::pair<std::string, double>> MirrorSyncStats::details() const {
       {"sync_vertex_records", count(vertex_records)},
       {"sync_patch_runs", count(patch_runs)},
       {"sync_pinned_bytes", count(pinned_bytes)},
+      {"sync_plan_ms", plan_ms},
+      {"sync_patch_buffer_ms", patch_buffer_ms},
+      {"sync_fill_ms", fill_ms},
       {"sync_pack_ms", pack_ms},
       {"sync_ms", ms},
       {"sync_gbps", ms > 0 ? static_cast<double>(bytes) / (ms * 1e6) : 0.0},
@@ -144,10 +147,13 @@ GraphMirror::Plan GraphMirror::full_plan(const RefGraph& graph) {
   return p;
 }
 
-MirrorPatchLayout GraphMirror::build_patch(const RefGraph& graph, const Plan& plan) {
+MirrorPatchLayout GraphMirror::build_patch(const RefGraph& graph, const Plan& plan, MirrorSyncStats& stats) {
   const PatchPlacement placement = place(plan);
   const MirrorPatchLayout& layout = placement.layout;
+  const Stopwatch buffer_clock;
   std::byte* buffer = backend_.patch_buffer(layout.bytes).data();
+  stats.patch_buffer_ms = buffer_clock.elapsed_ms();
+  const Stopwatch fill_clock;
   const std::uint64_t* begin = graph.begin_data();
   const std::uint32_t* degree = graph.degree_data();
   const ObjectId* edges = graph.edge_data();
@@ -186,6 +192,7 @@ MirrorPatchLayout GraphMirror::build_patch(const RefGraph& graph, const Plan& pl
     else
       for (ElementRange r : plan.edge_runs) put_run(header, r.begin, edges + r.begin, length(r));
   }
+  stats.fill_ms = fill_clock.elapsed_ms();
   return layout;
 }
 
@@ -211,12 +218,13 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
     if (!full) plan = GraphMirror::plan(graph, *changes, vertices_, edges_);
   }
   if (full) plan = full_plan(graph);
+  stats.plan_ms = pack_clock.elapsed_ms();
   backend_.reserve_graph(vertex_count, edge_count, full ? 0 : vertices_, full ? 0 : edges_);
   backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), plan.direct[static_cast<int>(MirrorArray::Begin)]);
   backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), plan.direct[static_cast<int>(MirrorArray::Degree)]);
   backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), plan.direct[static_cast<int>(MirrorArray::Edges)]);
   if (plan.patch_bytes != 0) {
-    const MirrorPatchLayout layout = build_patch(graph, plan);
+    const MirrorPatchLayout layout = build_patch(graph, plan, stats);
     backend_.apply_patch(layout);
     stats.vertex_records = layout.record_count;
     for (const MirrorPatchLayout::Runs& runs : layout.runs) stats.patch_runs += runs.count;

@@ -50,7 +50,10 @@ struct MirrorSyncStats {
   std::uint64_t vertex_records = 0;
   std::uint64_t patch_runs = 0;
   std::uint64_t pinned_bytes = 0;   // of the host graph's arrays, after the sync
-  double pack_ms = 0;               // finding and packing the changes on the host
+  double plan_ms = 0;               // counting the changes and planning what to send
+  double patch_buffer_ms = 0;       // waiting for and (re)allocating the host patch buffer
+  double fill_ms = 0;               // writing the patch
+  double pack_ms = 0;               // all of the above and issuing the copies
   double ms = 0;                    // the whole sync
 
   /// The figures as MarkStats::details entries (sync_*), in report order.
@@ -94,8 +97,8 @@ class GraphMirror {
   static Plan full_plan(const RefGraph& graph);
 
  private:
-  /// Packs `plan`'s packed parts into the backend's patch buffer.
-  MirrorPatchLayout build_patch(const RefGraph& graph, const Plan& plan);
+  /// Packs `plan`'s packed parts into the backend's patch buffer (timed into `stats`).
+  MirrorPatchLayout build_patch(const RefGraph& graph, const Plan& plan, MirrorSyncStats& stats);
 
   DeviceBackend& backend_;
   const RefGraph* graph_ = nullptr;  // the graph the device copy belongs to
