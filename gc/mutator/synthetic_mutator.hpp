@@ -26,7 +26,7 @@
 // Invariants:
 // - Every reference write goes through Heap::store_ref / Heap::store_element, the
 //   mutator's write barrier, and every object comes from Heap::allocate*, so the
-//   reference graph and its dirty ranges see the round exactly as they see a guest
+//   reference graph and its change bits see the round exactly as they see a guest
 //   program's stores. The mutator never writes the reference graph.
 // - Deterministic: the same heap state, spec and seed make the same calls. A trace
 //   converted from a dump replays into the same object ids, so the mutated collections
