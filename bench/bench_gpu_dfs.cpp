@@ -1,4 +1,4 @@
-// FastCollect Table 1 on today's GPUs (issue 5): the gpu-dfs variants GPU, +A,
+// FastCollect Table 1 on today's GPUs: the gpu-dfs variants GPU, +A,
 // +H, +D, +V, +O side by side with gpu-bfs and the CPU markers (serial, and
 // parallel on every core of the host), on the paper's microbenchmarks and on
 // R-MAT heaps, in one run. Each marker keeps its device mirror between repeats

@@ -1,4 +1,4 @@
-// GPU mark benchmarks (issues 4 and 5): Maas et al. Table 1 on today's hardware, plus
+// GPU mark benchmarks: Maas et al. Table 1 on today's hardware, plus
 // R-MAT graphs and lists at 100x the paper's sizes, every GPU variant side by side
 // with the serial CPU marker on the same heap in the same run.
 //

@@ -1,4 +1,4 @@
-// Heap-core benchmarks (issue 2): allocation rate, sweep rate, serial mark rate, and
+// Heap-core benchmarks: allocation rate, sweep rate, serial mark rate, and
 // (with --scale) the 100 M object / 1 G edge footprint. Medians of repeated runs.
 //
 //   bench_heap [--quick] [--scale]

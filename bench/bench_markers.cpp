@@ -1,4 +1,4 @@
-// Marker scaling benchmark (issue 6): the serial marker, the parallel marker at 1..N
+// Marker scaling benchmark: the serial marker, the parallel marker at 1..N
 // threads and Boehm's GC_gcollect (libgc's parallel mark-sweep) on the same graphs in
 // one run. Each figure is the median of --runs collections of the same heap; the
 // parallel marker gets one warm-up collection per thread count (its pool is created

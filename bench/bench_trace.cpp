@@ -1,4 +1,4 @@
-// Heap-trace benchmarks (issue 7): CRC-32C rate, writer and reader rates on a
+// Heap-trace benchmarks: CRC-32C rate, writer and reader rates on a
 // synthetic event stream shaped like a mutator's (bump allocations, stores near the
 // source, periodic root snapshots and collection points). Medians of repeated runs,
 // in memory so that disk speed does not enter.

@@ -1,6 +1,6 @@
 # Finds nvcc (also at /usr/local/cuda when it is not on PATH) and enables CUDA for
 # sm_90 when GCVM_ENABLE_CUDA is on. Sets GCVM_HAVE_CUDA. Device code arrives with
-# the GPU markers (issue 4); without nvcc the build is CPU-only.
+# the GPU markers; without nvcc the build is CPU-only.
 set(GCVM_HAVE_CUDA OFF)
 if(GCVM_ENABLE_CUDA)
   if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)

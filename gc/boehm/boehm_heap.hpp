@@ -1,7 +1,7 @@
 // The Boehm-Demers-Weiser collector (libgc) as a baseline heap: objects allocated in
 // libgc's heap and collected by libgc's own (parallel) mark-sweep, measured with the
 // same figures as gcvm's collectors. This file is the mechanism that `gcvm mark
-// --gc=boehm` uses through BoehmSink, and that a guest-VM binding (issue 3) can use
+// --gc=boehm` uses through BoehmSink, and that a guest-VM binding can use
 // as is: objects with N reference and M scalar fields, reference arrays, scalar
 // arrays, references as 64-bit pointers.
 //

@@ -22,7 +22,7 @@
 // In contrast to the thesis (a lock-free, GPU-resident allocator), allocation here is
 // single-threaded (the mutator is one interpreter thread); the block bitmaps use plain
 // operations on that path. Sweep-side transitions use HierarchicalBitmap's atomic
-// operations so a parallel sweep (issue 6) can drive them.
+// operations so a parallel sweep can drive them.
 //
 // The mechanism knows nothing of references or the graph: the Heap reserves edge
 // ranges when this allocator reports a freshly initialized block.

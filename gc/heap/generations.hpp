@@ -1,4 +1,4 @@
-// Generations on the non-moving SOA heap (issue 8; FastCollect §2.1, §3.3): which
+// Generations on the non-moving SOA heap (FastCollect §2.1, §3.3): which
 // objects are young and which mature, how old the young ones are, and the remembered
 // set of mature objects that may reference young ones. The policy that decides when a
 // collection is young or full lives in gc/plans/generational_policy.hpp; the collection

@@ -1,4 +1,4 @@
-// The generational plan's policy (issue 8): when a collection is young and when full.
+// The generational plan's policy: when a collection is young and when full.
 // The mechanism it drives is gc/heap/generations.hpp (generations, remembered set) and
 // gc/plans/collector.hpp (one young or full collection); the VM's heap binding counts the
 // nursery and asks this policy at every collection point.

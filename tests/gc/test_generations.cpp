@@ -1,4 +1,4 @@
-// Generational collection (issue 8): the generations mechanism (gc/heap/generations.hpp),
+// Generational collection: the generations mechanism (gc/heap/generations.hpp),
 // young collections on every marker, and the plan's policy. The backbone is a property
 // test: a random mutator on a generational heap, young and full collections
 // interleaved, every collection checked by the Collector's --verify (graph, remembered

@@ -1,4 +1,4 @@
-// CLI cases for the CPU-parallel collector and the Boehm baseline (issue 6).
+// CLI cases for the CPU-parallel collector and the Boehm baseline.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>

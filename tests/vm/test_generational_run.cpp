@@ -1,4 +1,4 @@
-// `gcvm run --plan=generational` end to end (issue 8): flags and their errors, the
+// `gcvm run --plan=generational` end to end: flags and their errors, the
 // young/full statistics in --gc-log and --stats, out of memory after a full
 // collection. Every workload under the plan with every marker is in test_workloads.cpp.
 #include <doctest/doctest.h>
