@@ -137,7 +137,7 @@ class Assembler {
       }
       class_locs_[c.name] = c.loc;
       class_ids_[c.name] = static_cast<std::uint32_t>(module_.classes.size());
-      module_.classes.push_back({c.name, {}, 0, 0});
+      module_.classes.push_back({c.name, {}, 0, 0, {}});
       class_decls_.push_back(&c);
     }
     fields_.resize(module_.classes.size());

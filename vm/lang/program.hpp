@@ -40,6 +40,8 @@ struct PendingLambda {
 };
 
 struct Program {
+  Program(Module& m, Diagnostics& d) : module(m), diag(d) {}
+
   Module& module;
   Diagnostics& diag;
   std::map<std::string, ClassSym*> classes;
