@@ -154,13 +154,9 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
     }
   }
   gcvm_u64 chunk_from = 0u;
-  gcvm_u32 chunk_refs = 0u;
-  if (item != GCVM_CHUNK_NONE) {
-    const gcvm_u32 owner = (gcvm_u32)(item >> 32);
-    const gcvm_u64 object_end = begin[owner] + degree[owner];
-    chunk_from = begin[owner] + (gcvm_u64)(gcvm_u32)item * GCVM_CHUNK_EDGES;
-    chunk_refs = (gcvm_u32)(chunk_from + GCVM_CHUNK_EDGES < object_end ? GCVM_CHUNK_EDGES : object_end - chunk_from);
-  }
+  gcvm_u64 chunk_end = 0u;
+  if (item != GCVM_CHUNK_NONE) gcvm_chunk_edges(begin, degree, item, &chunk_from, &chunk_end);
+  const gcvm_u32 chunk_refs = (gcvm_u32)(chunk_end - chunk_from);
   sh->wide_first[lid] = first;
   gcvm_exclusive_scan(sh, refs);
   const gcvm_u32 objects_total = sh->rounds;

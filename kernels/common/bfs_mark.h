@@ -372,20 +372,14 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
   }
 }
 
-/* Collective: scans chunk-queue item `item` (GCVM_CHUNK_NONE: nothing, uniformly). */
-GCVM_DEVICE void gcvm_scan_chunk(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
-                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
-                                 GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u64 item,
-                                 gcvm_u32 flags, gcvm_u32* traversed) {
-  gcvm_u64 from = 0u;
-  gcvm_u64 end = 0u;
-  if (item != GCVM_CHUNK_NONE) {
-    const gcvm_u32 v = (gcvm_u32)(item >> 32);
-    const gcvm_u64 object_end = begin[v] + degree[v];
-    from = begin[v] + (gcvm_u64)(gcvm_u32)item * GCVM_CHUNK_EDGES;
-    end = from + GCVM_CHUNK_EDGES < object_end ? from + GCVM_CHUNK_EDGES : object_end;
-  }
-  gcvm_group_walk(edges, marks, sh, out, from, end, flags, traversed);
+/* The edge slots [*from, *end) of chunk-queue item `item` (not GCVM_CHUNK_NONE): chunk
+ * (gcvm_u32)item of the object item >> 32, the last one clipped to its end. */
+GCVM_DEVICE void gcvm_chunk_edges(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree, gcvm_u64 item,
+                                  gcvm_u64* from, gcvm_u64* end) {
+  const gcvm_u32 v = (gcvm_u32)(item >> 32);
+  const gcvm_u64 object_end = begin[v] + degree[v];
+  *from = begin[v] + (gcvm_u64)(gcvm_u32)item * GCVM_CHUNK_EDGES;
+  *end = *from + GCVM_CHUNK_EDGES < object_end ? *from + GCVM_CHUNK_EDGES : object_end;
 }
 
 /* Collective: takes and scans chunk items until the chunk queue is empty (nothing
@@ -403,10 +397,9 @@ GCVM_DEVICE void gcvm_drain_chunks(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
   gcvm_u64 item = sh->chunk_item;
   gcvm_u64 step = 0u;
   while (item != GCVM_CHUNK_NONE) {
-    const gcvm_u32 v = (gcvm_u32)(item >> 32);
-    const gcvm_u64 object_end = begin[v] + degree[v];
-    const gcvm_u64 from = begin[v] + (gcvm_u64)(gcvm_u32)item * GCVM_CHUNK_EDGES;
-    const gcvm_u64 end = from + GCVM_CHUNK_EDGES < object_end ? from + GCVM_CHUNK_EDGES : object_end;
+    gcvm_u64 from = 0u;
+    gcvm_u64 end = 0u;
+    gcvm_chunk_edges(begin, degree, item, &from, &end);
     const gcvm_u64 w0 = from / 4u;
     const gcvm_u64 steps = vector ? (end - 1u) / 4u - w0 + 1u : end - from;
     const gcvm_u64 k = step + lid;
