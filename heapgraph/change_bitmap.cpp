@@ -20,7 +20,7 @@ std::uint64_t ChangeBitmap::count(std::uint64_t limit) const {
   const std::uint64_t last_word = limit / 64;  // the word `limit` falls in, if it is not a word boundary
   const std::uint64_t last_mask = (std::uint64_t{1} << (limit % 64)) - 1;
   std::uint64_t n = 0;
-  for_each_marked_word(limit, [&](std::uint64_t w) {
+  for_each_marked_word(0, limit, [&](std::uint64_t w) {
     n += static_cast<std::uint64_t>(std::popcount(w == last_word ? bits_[w] & last_mask : bits_[w]));
   });
   return n;

@@ -43,10 +43,11 @@ class ChangeBitmap {
     summary_[i / kIndicesPerChunk / 64] |= std::uint64_t{1} << ((i / kIndicesPerChunk) & 63);
   }
 
-  /// Calls `visit(begin, end)` for every maximal run of set bits below `limit`, in
-  /// increasing order.
+  /// Calls `visit(begin, end)` for every maximal run of set bits in [from, limit), in
+  /// increasing order (runs are cut at `from` and `limit`). Disjoint ranges may be
+  /// visited from different threads at once.
   template <typename F>
-  void for_each_run(std::uint64_t limit, F&& visit) const;
+  void for_each_run(std::uint64_t from, std::uint64_t limit, F&& visit) const;
   /// Set bits below `limit` (a popcount over the words of marked chunks).
   std::uint64_t count(std::uint64_t limit) const;
   bool any() const;
@@ -56,9 +57,10 @@ class ChangeBitmap {
 
  private:
   std::uint64_t summary_words() const { return (size_ + kIndicesPerChunk * 64 - 1) / (kIndicesPerChunk * 64); }
-  /// Calls `visit(word_index)` for every chunk word that may be nonzero, in order.
+  /// Calls `visit(word_index)` for every nonzero word of the chunks marked in the summary
+  /// that holds bits of [from, limit), in order.
   template <typename F>
-  void for_each_marked_word(std::uint64_t limit, F&& visit) const;
+  void for_each_marked_word(std::uint64_t from, std::uint64_t limit, F&& visit) const;
 
   VirtualArray<std::uint64_t> bits_;     // one bit per entry
   VirtualArray<std::uint64_t> summary_;  // one bit per chunk
@@ -67,15 +69,21 @@ class ChangeBitmap {
 };
 
 template <typename F>
-void ChangeBitmap::for_each_marked_word(std::uint64_t limit, F&& visit) const {
-  const std::uint64_t limit_words = (std::min(limit, size_) + 63) / 64;
+void ChangeBitmap::for_each_marked_word(std::uint64_t from, std::uint64_t limit, F&& visit) const {
+  limit = std::min(limit, size_);
+  if (from >= limit) return;
+  const std::uint64_t first_word = from / 64;
+  const std::uint64_t limit_words = (limit + 63) / 64;
+  const std::uint64_t first_chunk = first_word / kWordsPerChunk;
   const std::uint64_t summaries = summary_words();
-  for (std::uint64_t s = 0; s < summaries; ++s) {
-    for (std::uint64_t chunks = summary_[s]; chunks != 0; chunks &= chunks - 1) {
+  for (std::uint64_t s = first_chunk / 64; s < summaries; ++s) {
+    std::uint64_t chunks = summary_[s];
+    if (s == first_chunk / 64) chunks &= ~std::uint64_t{0} << (first_chunk % 64);
+    for (; chunks != 0; chunks &= chunks - 1) {
       const std::uint64_t chunk = s * 64 + static_cast<std::uint64_t>(std::countr_zero(chunks));
-      const std::uint64_t first = chunk * kWordsPerChunk;
+      const std::uint64_t first = std::max(chunk * kWordsPerChunk, first_word);
       if (first >= limit_words) return;
-      const std::uint64_t last = std::min(first + kWordsPerChunk, limit_words);
+      const std::uint64_t last = std::min(chunk * kWordsPerChunk + kWordsPerChunk, limit_words);
       for (std::uint64_t w = first; w < last; ++w)
         if (bits_[w] != 0) visit(w);
     }
@@ -83,11 +91,12 @@ void ChangeBitmap::for_each_marked_word(std::uint64_t limit, F&& visit) const {
 }
 
 template <typename F>
-void ChangeBitmap::for_each_run(std::uint64_t limit, F&& visit) const {
+void ChangeBitmap::for_each_run(std::uint64_t from, std::uint64_t limit, F&& visit) const {
   limit = std::min(limit, size_);
   std::uint64_t run_begin = 0, run_end = 0;  // the open run, empty when equal
-  for_each_marked_word(limit, [&](std::uint64_t w) {
+  for_each_marked_word(from, limit, [&](std::uint64_t w) {
     std::uint64_t word = bits_[w];
+    if (w == from / 64) word &= ~std::uint64_t{0} << (from % 64);
     while (word != 0) {
       const unsigned start = static_cast<unsigned>(std::countr_zero(word));
       const std::uint64_t shifted = word >> start;

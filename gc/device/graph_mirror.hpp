@@ -7,7 +7,7 @@
 //
 // What crosses the host link. The graph's writers mark every vertex and edge slot
 // whose value changes (heapgraph/graph_changes.hpp), so a sync sends the changed
-// entries and little else:
+// entries and little else (gc/device/mirror_plan.hpp):
 //   - long runs of changed entries, and what the graph grew by, go by DMA straight
 //     from the host arrays, which are page-locked for the device where the backend
 //     can pin (heapgraph/host_pinning.hpp): no host-side copy;
@@ -22,6 +22,11 @@
 // instead, which is then also within it. Allocation into a reused slot changes that
 // slot's vertex and edges only: its block neighbours are not sent again.
 //
+// Who packs. A sync of at least kParallelChanges changed entries (allocation into freed
+// slots changes millions, scattered over the heap) plans and packs on a pool of every
+// hardware thread, which the mirror creates at its first such sync and keeps; smaller
+// syncs run on the caller's thread, where waking a pool would cost more than it saves.
+//
 // A sync uploads everything when the mirror is empty, when it last synced a different
 // graph, when the caller has no change record, or when someone else cleared the
 // changes since this mirror's last sync (GraphChanges::generation). Device arrays
@@ -30,11 +35,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gc/device/device_backend.hpp"
+#include "gc/device/mirror_plan.hpp"
+#include "gc/util/thread_pool.hpp"
 #include "heapgraph/ref_graph.hpp"
 
 namespace gcvm {
@@ -49,6 +57,7 @@ struct MirrorSyncStats {
   std::uint64_t edge_pairs = 0;
   std::uint64_t vertex_records = 0;
   std::uint64_t patch_runs = 0;
+  std::uint64_t threads = 1;        // that planned and packed
   std::uint64_t pinned_bytes = 0;   // of the host graph's arrays, after the sync
   double plan_ms = 0;               // counting the changes and planning what to send
   double patch_buffer_ms = 0;       // waiting for and (re)allocating the host patch buffer
@@ -62,15 +71,11 @@ struct MirrorSyncStats {
 
 class GraphMirror {
  public:
-  /// Runs of at least this many bytes go by DMA from the host arrays; shorter ones are
-  /// packed (a DMA costs microseconds to issue, about as long as packing this much).
-  static constexpr std::uint64_t kDirectBytes = std::uint64_t{64} << 10;
-  /// Edge runs of at least this many slots are packed as runs (24-byte header), shorter
-  /// ones as pairs (8 bytes a slot); vertex runs likewise, against 16-byte records.
-  static constexpr std::uint64_t kEdgeRunMin = 8;
-  static constexpr std::uint64_t kVertexRunMin = 4;
+  /// Changed entries from which a sync plans and packs on the mirror's thread pool.
+  static constexpr std::uint64_t kParallelChanges = std::uint64_t{1} << 15;
 
-  explicit GraphMirror(DeviceBackend& backend) : backend_(backend) {}
+  explicit GraphMirror(DeviceBackend& backend);
+  ~GraphMirror();
 
   /// Brings the device copy up to date with `graph`. `changes` is the graph's change
   /// record (cleared here), or null when unknown.
@@ -79,30 +84,11 @@ class GraphMirror {
   std::uint64_t vertices() const { return vertices_; }
   std::uint64_t edges() const { return edges_; }
 
-  /// What a sync of `graph` will send, given its changes and what the device holds
-  /// (`vertices`, `edges`): runs to copy directly per array and what to pack. Public for
-  /// tests of the byte bound.
-  struct Plan {
-    std::vector<ElementRange> direct[3];        // per MirrorArray
-    std::vector<ElementRange> vertex_runs;      // packed: begin words and degrees
-    std::vector<ElementRange> vertex_records;   // packed: one record per vertex
-    std::vector<ElementRange> edge_runs;        // packed runs
-    std::vector<ElementRange> edge_pairs;       // packed: one pair per slot
-    std::uint64_t changed_bytes = 0;
-    std::uint64_t direct_bytes = 0;
-    std::uint64_t patch_bytes = 0;  // of the packed patch (its layout: build_patch)
-  };
-  static Plan plan(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges);
-  /// The whole graph as direct ranges.
-  static Plan full_plan(const RefGraph& graph);
-
  private:
-  /// Packs `plan`'s packed parts into the backend's patch buffer (timed into `stats`).
-  MirrorPatchLayout build_patch(const RefGraph& graph, const Plan& plan, MirrorSyncStats& stats);
-
   DeviceBackend& backend_;
-  const RefGraph* graph_ = nullptr;  // the graph the device copy belongs to
-  std::uint64_t generation_ = 0;     // of the graph's changes, after this mirror cleared them
+  std::unique_ptr<ThreadPool> pool_;  // created by the first sync that needs it
+  const RefGraph* graph_ = nullptr;   // the graph the device copy belongs to
+  std::uint64_t generation_ = 0;      // of the graph's changes, after this mirror cleared them
   std::uint64_t vertices_ = 0;
   std::uint64_t edges_ = 0;
 };

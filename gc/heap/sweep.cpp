@@ -61,13 +61,10 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
     const std::uint32_t blocks = heap.blocks().high_water();
     const std::uint32_t task_count = (blocks + kBlocksPerSweepTask - 1) / kBlocksPerSweepTask;
     std::vector<Task> tasks(task_count);
-    std::atomic<std::uint32_t> next_task{0};
-    pool.run([&](unsigned) {
-      for (std::uint32_t t; (t = next_task.fetch_add(1, std::memory_order_relaxed)) < task_count;) {
-        const std::uint32_t first = t * kBlocksPerSweepTask;
-        const std::uint32_t last = t + 1 == task_count ? blocks : first + kBlocksPerSweepTask;
-        sweep_blocks(heap, marks, first, last, tasks[t].debt, tasks[t].counts);
-      }
+    pool.for_each_task(task_count, [&](std::uint64_t t) {
+      const auto first = static_cast<std::uint32_t>(t * kBlocksPerSweepTask);
+      const std::uint32_t last = t + 1 == task_count ? blocks : first + kBlocksPerSweepTask;
+      sweep_blocks(heap, marks, first, last, tasks[t].debt, tasks[t].counts);
     });
     for (Task& task : tasks) {
       stats.objects_before += task.counts.objects_before;

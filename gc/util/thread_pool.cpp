@@ -57,6 +57,13 @@ void ThreadPool::run(const std::function<void(unsigned)>& job) {
     running_.wait(left, std::memory_order_acquire);
 }
 
+void ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task) {
+  std::atomic<std::uint64_t> next{0};
+  run([&](unsigned) {
+    for (std::uint64_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) task(t);
+  });
+}
+
 void ThreadPool::work(unsigned index) {
   std::uint64_t seen = 0;
   for (;;) {

@@ -43,6 +43,10 @@ class ThreadPool {
   /// Calls job(i) once for every participant i in [0, size()), the caller being 0,
   /// and returns when all calls have returned.
   void run(const std::function<void(unsigned)>& job);
+  /// Calls task(t) once for every t in [0, tasks), each claimed by whichever
+  /// participant is free next (so tasks of uneven cost balance), and returns when all
+  /// have returned. The same guarantees as `run`.
+  void for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task);
 
   /// The thread count `threads` stands for (0 = hardware threads, at least 1).
   static unsigned resolve(unsigned threads);

@@ -12,6 +12,8 @@
 
 #include "device_fixtures.hpp"
 #include "gc/device/graph_mirror.hpp"
+#include "gc/device/mirror_plan.hpp"
+#include "gc/util/thread_pool.hpp"
 #include "gc/markers/gpu_bfs_marker.hpp"
 #include "gc/markers/gpu_dfs_marker.hpp"
 #include "gc/plans/collector.hpp"
@@ -84,9 +86,9 @@ TEST_CASE("a sync plan sends at most twice the changed bytes, by the cheapest en
   heap.store_ref(objects[5000], 0, objects[21]);
   for (int i = 0; i < 20; ++i) heap.store_element(big, 500 + i, objects[i]);
   for (int i = 0; i < 40000; ++i) heap.store_element(big, 50000 + i, objects[i % 1000]);
-  const GraphMirror::Plan plan = GraphMirror::plan(graph, graph.changes(), vertices, edges);
-  CHECK(plan.edge_pairs.size() == 2);
-  CHECK(plan.edge_runs.size() == 1);
+  const MirrorPlan plan = plan_mirror_sync(graph, graph.changes(), vertices, edges, nullptr);
+  CHECK(plan.edge_pair_count() == 2);
+  CHECK(plan.edge_run_count() == 1);
   REQUIRE(plan.direct[static_cast<int>(MirrorArray::Edges)].size() >= 1);
   CHECK(plan.direct[static_cast<int>(MirrorArray::Edges)][0] ==
         ElementRange{graph.begin(big) + 50000, graph.begin(big) + 90000});
@@ -96,7 +98,7 @@ TEST_CASE("a sync plan sends at most twice the changed bytes, by the cheapest en
 
   // Nothing changed: nothing to send.
   graph.changes().clear();
-  const GraphMirror::Plan idle = GraphMirror::plan(graph, graph.changes(), graph.vertex_count(), graph.edge_count());
+  const MirrorPlan idle = plan_mirror_sync(graph, graph.changes(), graph.vertex_count(), graph.edge_count(), nullptr);
   CHECK(idle.changed_bytes == 0);
   CHECK(idle.direct_bytes + idle.patch_bytes == 0);
 }
@@ -165,6 +167,16 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
         f.heap.store_element(array, rng() % 30000, o);
       }
       check_bound(f.collect());
+
+      // Scattered stores by the ten thousand: planned and packed on the mirror's pool.
+      for (std::uint64_t i = 0; i < 2 * GraphMirror::kParallelChanges; ++i) {
+        const ObjectId holder = f.heap.load_element(array, rng() % 30000);
+        if (holder != kNullRef) f.heap.store_ref(holder, rng() % 4, f.heap.load_element(array, rng() % 30000));
+      }
+      const auto scattered = f.collect();
+      check_bound(scattered);
+      CHECK(detail(scattered, "sync_full") == 0);
+      CHECK(detail(scattered, "sync_threads") == ThreadPool::resolve(0));
     }
   }
 }

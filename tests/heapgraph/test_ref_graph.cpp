@@ -21,7 +21,7 @@ TEST_CASE("reserved edges are null, stores land in the vertex's range and mark e
   CHECK(graph.out_edges(10)[2] == 7);
   CHECK(graph.out_edges(10)[0] == kNullRef);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
-  graph.changes().edges.for_each_run(graph.edge_count(), [&](auto b, auto e) { runs.emplace_back(b, e); });
+  graph.changes().edges.for_each_run(0, graph.edge_count(), [&](auto b, auto e) { runs.emplace_back(b, e); });
   CHECK(runs == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{*base + 32, *base + 33}});
   CHECK_FALSE(graph.changes().vertices.any());
   graph.changes().clear();

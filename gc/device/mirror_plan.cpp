@@ -1,0 +1,286 @@
+#include "gc/device/mirror_plan.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <functional>
+
+#include "gc/util/thread_pool.hpp"
+
+namespace gcvm {
+
+namespace {
+
+constexpr std::uint64_t kVertexBytes = sizeof(std::uint64_t) + sizeof(std::uint32_t);
+constexpr std::uint64_t kEdgeBytes = sizeof(ObjectId);
+constexpr std::uint64_t kPairBytes = 2 * sizeof(std::uint32_t);
+constexpr std::uint64_t kRecordBytes = 2 * sizeof(std::uint32_t) + sizeof(std::uint64_t);
+constexpr std::uint64_t kRunHeaderBytes = 3 * sizeof(std::uint64_t);
+constexpr std::uint64_t kWordBytes = sizeof(std::uint32_t);
+constexpr std::uint64_t kSegmentSlots = std::uint64_t{1} << 32;  // edge pairs hold 32-bit offsets
+constexpr std::uint64_t kMinSliceEntries = std::uint64_t{1} << 16;
+constexpr std::uint64_t kSlicesPerThread = 8;
+
+constexpr std::uint64_t align8(std::uint64_t bytes) { return (bytes + 7) / 8 * 8; }
+constexpr std::uint64_t length(ElementRange r) { return r.end - r.begin; }
+
+template <typename F>
+std::uint64_t total(const std::vector<MirrorPlan::Slice>& slices, F&& ranges_of) {
+  std::uint64_t n = 0;
+  for (const MirrorPlan::Slice& slice : slices)
+    for (ElementRange r : ranges_of(slice)) n += length(r);
+  return n;
+}
+
+void for_each_slice(ThreadPool* pool, std::uint64_t count, const std::function<void(std::uint64_t)>& task) {
+  if (pool != nullptr && pool->size() > 1) {
+    pool->for_each_task(count, task);
+  } else {
+    for (std::uint64_t s = 0; s < count; ++s) task(s);
+  }
+}
+
+/// Entries per slice of an index space of `entries`: a power of two (so slices never
+/// cross a 2^32 segment), whole change-bitmap chunks, about kSlicesPerThread per thread.
+std::uint64_t slice_entries(std::uint64_t entries, unsigned threads) {
+  const std::uint64_t target = std::max<std::uint64_t>(entries / (kSlicesPerThread * threads), 1);
+  return std::clamp(std::bit_ceil(target), kMinSliceEntries, kSegmentSlots);
+}
+
+/// What planning one slice found, beside its packed ranges.
+struct SliceFindings {
+  std::vector<ElementRange> direct;
+  std::uint64_t changed_bytes = 0;
+};
+
+/// The changed runs of [begin, end): the marked ones below `synced`, then the grown part
+/// at or above it, joined where they meet; each passed to `classify`.
+template <typename F>
+void for_each_changed_run(const ChangeBitmap& bits, std::uint64_t begin, std::uint64_t end, std::uint64_t synced,
+                          F&& classify) {
+  ElementRange open{0, 0};
+  bits.for_each_run(begin, std::min(end, synced), [&](std::uint64_t b, std::uint64_t e) {
+    if (length(open) != 0) classify(open);
+    open = {b, e};
+  });
+  const std::uint64_t grown_begin = std::max(begin, synced);
+  if (grown_begin < end) {
+    if (length(open) != 0 && open.end == grown_begin) {
+      open.end = end;
+    } else {
+      if (length(open) != 0) classify(open);
+      open = {grown_begin, end};
+    }
+  }
+  if (length(open) != 0) classify(open);
+}
+
+/// Sorts the changed runs of `slice` by size: direct (into `found`), packed runs of at
+/// least `run_min` entries, and entries packed one by one (`singles`).
+void plan_slice(const ChangeBitmap& bits, ElementRange slice, std::uint64_t synced, std::uint64_t entry_bytes,
+                std::uint64_t run_min, std::vector<ElementRange>& runs, std::vector<ElementRange>& singles,
+                SliceFindings& found) {
+  for_each_changed_run(bits, slice.begin, slice.end, synced, [&](ElementRange r) {
+    const std::uint64_t bytes = length(r) * entry_bytes;
+    found.changed_bytes += bytes;
+    if (bytes >= MirrorPlan::kDirectBytes)
+      found.direct.push_back(r);
+    else if (length(r) >= run_min)
+      runs.push_back(r);
+    else
+      singles.push_back(r);
+  });
+}
+
+/// Appends `ranges` to `to`, joining a range that starts where the last one ends.
+void append_joined(std::vector<ElementRange>& to, const std::vector<ElementRange>& ranges) {
+  for (ElementRange r : ranges) {
+    if (!to.empty() && to.back().end == r.begin)
+      to.back().end = r.end;
+    else
+      to.push_back(r);
+  }
+}
+
+/// Fills plan.layout and every slice's placement (see the header for the layout).
+void place(MirrorPlan& plan) {
+  MirrorPatchLayout& layout = plan.layout;
+  std::uint64_t at = 0;
+  for (MirrorPlan::Slice& slice : plan.slices) {
+    std::uint64_t pairs = 0;
+    for (ElementRange r : slice.edge_pairs) pairs += length(r);
+    if (pairs == 0) continue;
+    if (layout.edge_pairs.empty() || layout.edge_pairs.back().base != slice.segment_base)
+      layout.edge_pairs.push_back({at, 0, slice.segment_base});
+    slice.pair_offset = at;
+    layout.edge_pairs.back().count += pairs;
+    at += pairs * kPairBytes;
+  }
+  layout.records_offset = at;
+  for (MirrorPlan::Slice& slice : plan.slices) {
+    slice.record_offset = at;
+    for (ElementRange r : slice.vertex_records) layout.record_count += length(r);
+    at = layout.records_offset + layout.record_count * kRecordBytes;
+  }
+  std::uint64_t vertex_runs = 0, edge_runs = 0, vertex_entries = 0, edge_entries = 0;
+  for (MirrorPlan::Slice& slice : plan.slices) {
+    slice.first_vertex_run = vertex_runs;
+    slice.first_edge_run = edge_runs;
+    vertex_runs += slice.vertex_runs.size();
+    edge_runs += slice.edge_runs.size();
+  }
+  for (MirrorArray array : {MirrorArray::Begin, MirrorArray::Degree, MirrorArray::Edges}) {
+    const std::uint64_t count = array == MirrorArray::Edges ? edge_runs : vertex_runs;
+    if (count == 0) continue;
+    layout.runs.push_back({array, at, count});
+    at += count * kRunHeaderBytes;
+  }
+  const std::uint64_t values_word = at / kWordBytes;
+  const std::uint64_t all_vertex_entries = total(plan.slices, [](const auto& s) { return s.vertex_runs; });
+  for (MirrorPlan::Slice& slice : plan.slices) {
+    slice.begin_value_word = values_word + 2 * vertex_entries;
+    slice.degree_value_word = values_word + 2 * all_vertex_entries + vertex_entries;
+    slice.edge_value_word = values_word + 3 * all_vertex_entries + edge_entries;
+    for (ElementRange r : slice.vertex_runs) vertex_entries += length(r);
+    for (ElementRange r : slice.edge_runs) edge_entries += length(r);
+  }
+  at += vertex_entries * kVertexBytes + edge_entries * kEdgeBytes;
+  layout.bytes = align8(at);
+  plan.patch_bytes = layout.bytes;
+}
+
+/// The byte offset of the run headers for `array` (0 when it has none).
+std::uint64_t headers_offset(const MirrorPatchLayout& layout, MirrorArray array) {
+  for (const MirrorPatchLayout::Runs& runs : layout.runs)
+    if (runs.array == array) return runs.offset;
+  return 0;
+}
+
+}  // namespace
+
+std::uint64_t MirrorPlan::edge_pair_count() const {
+  return total(slices, [](const Slice& s) { return s.edge_pairs; });
+}
+std::uint64_t MirrorPlan::vertex_record_count() const {
+  return total(slices, [](const Slice& s) { return s.vertex_records; });
+}
+std::uint64_t MirrorPlan::edge_run_count() const {
+  std::uint64_t n = 0;
+  for (const Slice& s : slices) n += s.edge_runs.size();
+  return n;
+}
+std::uint64_t MirrorPlan::vertex_run_count() const {
+  std::uint64_t n = 0;
+  for (const Slice& s : slices) n += s.vertex_runs.size();
+  return n;
+}
+
+MirrorPlan plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices,
+                            std::uint64_t edges, ThreadPool* pool) {
+  const unsigned threads = pool != nullptr ? pool->size() : 1;
+  const std::uint64_t vertex_count = graph.vertex_count(), edge_count = graph.edge_count();
+  const std::uint64_t vertex_step = slice_entries(vertex_count, threads);
+  const std::uint64_t edge_step = slice_entries(edge_count, threads);
+  const std::uint64_t vertex_slices = (vertex_count + vertex_step - 1) / vertex_step;
+  const std::uint64_t edge_slices = (edge_count + edge_step - 1) / edge_step;
+
+  MirrorPlan plan;
+  plan.slices.resize(vertex_slices + edge_slices);
+  std::vector<SliceFindings> found(plan.slices.size());
+  for_each_slice(pool, plan.slices.size(), [&](std::uint64_t s) {
+    if (s < vertex_slices) {
+      const ElementRange slice{s * vertex_step, std::min((s + 1) * vertex_step, vertex_count)};
+      MirrorPlan::Slice& out = plan.slices[s];
+      plan_slice(changes.vertices, slice, vertices, kVertexBytes, MirrorPlan::kVertexRunMin, out.vertex_runs,
+                 out.vertex_records, found[s]);
+    } else {
+      const std::uint64_t e = s - vertex_slices;
+      const ElementRange slice{e * edge_step, std::min((e + 1) * edge_step, edge_count)};
+      MirrorPlan::Slice& out = plan.slices[s];
+      out.segment_base = slice.begin / kSegmentSlots * kSegmentSlots;
+      plan_slice(changes.edges, slice, edges, kEdgeBytes, MirrorPlan::kEdgeRunMin, out.edge_runs, out.edge_pairs,
+                 found[s]);
+    }
+  });
+
+  for (std::uint64_t s = 0; s < plan.slices.size(); ++s) {
+    plan.changed_bytes += found[s].changed_bytes;
+    if (s < vertex_slices) {
+      append_joined(plan.direct[static_cast<int>(MirrorArray::Begin)], found[s].direct);
+      append_joined(plan.direct[static_cast<int>(MirrorArray::Degree)], found[s].direct);
+    } else {
+      append_joined(plan.direct[static_cast<int>(MirrorArray::Edges)], found[s].direct);
+    }
+  }
+  for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Begin)]) plan.direct_bytes += length(r) * kVertexBytes;
+  for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)]) plan.direct_bytes += length(r) * kEdgeBytes;
+  std::erase_if(plan.slices, [](const MirrorPlan::Slice& s) {
+    return s.vertex_runs.empty() && s.vertex_records.empty() && s.edge_runs.empty() && s.edge_pairs.empty();
+  });
+  place(plan);
+  return plan;
+}
+
+MirrorPlan plan_mirror_upload(const RefGraph& graph) {
+  MirrorPlan p;
+  const ElementRange vertices{0, graph.vertex_count()};
+  const ElementRange edges{0, graph.edge_count()};
+  if (length(vertices) != 0) {
+    p.direct[static_cast<int>(MirrorArray::Begin)].push_back(vertices);
+    p.direct[static_cast<int>(MirrorArray::Degree)].push_back(vertices);
+  }
+  if (length(edges) != 0) p.direct[static_cast<int>(MirrorArray::Edges)].push_back(edges);
+  p.changed_bytes = p.direct_bytes = length(vertices) * kVertexBytes + length(edges) * kEdgeBytes;
+  return p;
+}
+
+void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool) {
+  const std::uint64_t* begin = graph.begin_data();
+  const std::uint32_t* degree = graph.degree_data();
+  const ObjectId* edges = graph.edge_data();
+  auto* words = reinterpret_cast<std::uint32_t*>(buffer);
+  const std::uint64_t begin_headers = headers_offset(plan.layout, MirrorArray::Begin);
+  const std::uint64_t degree_headers = headers_offset(plan.layout, MirrorArray::Degree);
+  const std::uint64_t edge_headers = headers_offset(plan.layout, MirrorArray::Edges);
+
+  // A run: its header (destination word, first value word, word count), then its values.
+  auto put_run = [&](std::byte* header, std::uint64_t destination_word, std::uint64_t& value_word, const void* from,
+                     std::uint64_t count) {
+    const std::uint64_t fields[3] = {destination_word, value_word, count};
+    std::memcpy(header, fields, sizeof(fields));
+    std::memcpy(words + value_word, from, count * kWordBytes);
+    value_word += count;
+  };
+
+  for_each_slice(pool, plan.slices.size(), [&](std::uint64_t s) {
+    const MirrorPlan::Slice& slice = plan.slices[s];
+    auto* pair = reinterpret_cast<std::uint32_t*>(buffer + slice.pair_offset);
+    for (ElementRange r : slice.edge_pairs)
+      for (std::uint64_t e = r.begin; e < r.end; ++e) {
+        *pair++ = static_cast<std::uint32_t>(e - slice.segment_base);
+        *pair++ = edges[e];
+      }
+    std::byte* record = buffer + slice.record_offset;
+    for (ElementRange r : slice.vertex_records)
+      for (std::uint64_t v = r.begin; v < r.end; ++v, record += kRecordBytes) {
+        const std::uint32_t head[2] = {static_cast<std::uint32_t>(v), degree[v]};
+        std::memcpy(record, head, sizeof(head));
+        std::memcpy(record + sizeof(head), &begin[v], sizeof(std::uint64_t));
+      }
+    std::uint64_t begin_word = slice.begin_value_word, degree_word = slice.degree_value_word;
+    std::uint64_t edge_word = slice.edge_value_word;
+    for (std::uint64_t i = 0; i < slice.vertex_runs.size(); ++i) {
+      const ElementRange r = slice.vertex_runs[i];
+      const std::uint64_t header = (slice.first_vertex_run + i) * kRunHeaderBytes;
+      put_run(buffer + begin_headers + header, 2 * r.begin, begin_word, begin + r.begin, 2 * length(r));
+      put_run(buffer + degree_headers + header, r.begin, degree_word, degree + r.begin, length(r));
+    }
+    for (std::uint64_t i = 0; i < slice.edge_runs.size(); ++i) {
+      const ElementRange r = slice.edge_runs[i];
+      const std::uint64_t header = (slice.first_edge_run + i) * kRunHeaderBytes;
+      put_run(buffer + edge_headers + header, r.begin, edge_word, edges + r.begin, length(r));
+    }
+  });
+}
+
+}  // namespace gcvm

@@ -1,0 +1,91 @@
+// What one sync of the device mirror sends (gc/device/graph_mirror.hpp), and the
+// packing of its patch: the mechanism; GraphMirror decides when to use it.
+//
+// The graph's index spaces (vertices, edges) are cut into slices of whole change-bitmap
+// chunks (heapgraph/change_bitmap.hpp), never crossing a 2^32-edge segment (edge pairs
+// hold 32-bit offsets). Each slice is planned, and later packed, on its own, so both
+// steps run on every thread of a pool when many entries changed; with one thread the
+// result is the same plan. Within a slice, each maximal run of changed entries goes
+//   - by DMA from the host array when it is at least kDirectBytes long;
+//   - else as a packed run (a 24-byte header and its values) when it is at least
+//     kEdgeRunMin edges or kVertexRunMin vertices long;
+//   - else entry by entry: an edge as an (offset, value) pair of 8 bytes, a vertex as a
+//     (vertex, degree, begin) record of 16 bytes.
+// Runs are cut at slice boundaries; adjacent direct ranges are joined again. Each
+// encoding costs at most twice the bytes of the entries it carries (a pair 8 for 4, a
+// record 16 for 12, a packed run at least 32 bytes of values under its 24-byte header),
+// so a plan sends at most twice its changed bytes.
+//
+// The patch buffer's layout (MirrorPatchLayout, kernels/common/memory_ops.h applies
+// it): the edge pairs of every slice in index order, grouped by segment; the vertex
+// records; the run headers for Begin, Degree and Edges; then the runs' values in the
+// order of their headers. `place` computes where each slice writes, so slices fill
+// disjoint parts of the buffer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "gc/device/device_backend.hpp"
+#include "heapgraph/ref_graph.hpp"
+
+namespace gcvm {
+
+class ThreadPool;
+
+struct MirrorPlan {
+  /// Runs of at least this many bytes go by DMA from the host arrays; shorter ones are
+  /// packed (a DMA costs microseconds to issue, about as long as packing this much).
+  static constexpr std::uint64_t kDirectBytes = std::uint64_t{64} << 10;
+  /// Edge runs of at least this many slots are packed as runs (24-byte header), shorter
+  /// ones as pairs (8 bytes a slot); vertex runs likewise, against 16-byte records.
+  static constexpr std::uint64_t kEdgeRunMin = 8;
+  static constexpr std::uint64_t kVertexRunMin = 4;
+
+  /// The packed changes of one slice of the vertex or the edge index space, and where
+  /// they go in the patch.
+  struct Slice {
+    std::vector<ElementRange> vertex_runs;
+    std::vector<ElementRange> vertex_records;
+    std::vector<ElementRange> edge_runs;
+    std::vector<ElementRange> edge_pairs;
+    std::uint64_t segment_base = 0;  // of the 2^32-edge segment an edge slice lies in
+    // Placement (filled by the plan): byte offsets of the first pair and record, index
+    // of the first run header of each kind, and 32-bit word of the first run value.
+    std::uint64_t pair_offset = 0;
+    std::uint64_t record_offset = 0;
+    std::uint64_t first_vertex_run = 0;
+    std::uint64_t first_edge_run = 0;
+    std::uint64_t begin_value_word = 0;
+    std::uint64_t degree_value_word = 0;
+    std::uint64_t edge_value_word = 0;
+  };
+
+  std::vector<ElementRange> direct[3];  // per MirrorArray, joined where adjacent
+  std::vector<Slice> slices;            // vertex slices, then edge slices, in index order
+  MirrorPatchLayout layout;             // of the packed patch; layout.bytes == patch_bytes
+  std::uint64_t changed_bytes = 0;
+  std::uint64_t direct_bytes = 0;
+  std::uint64_t patch_bytes = 0;
+
+  /// Totals over the slices, in entries.
+  std::uint64_t edge_pair_count() const;
+  std::uint64_t vertex_record_count() const;
+  std::uint64_t edge_run_count() const;
+  std::uint64_t vertex_run_count() const;
+};
+
+/// The changes of `graph` (its change record `changes`) against a device that holds
+/// its first `vertices` and `edges` entries; what the graph grew by beyond them counts
+/// as changed. `pool` (may be null) plans the slices in parallel.
+MirrorPlan plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices,
+                            std::uint64_t edges, ThreadPool* pool);
+/// The whole graph as direct ranges.
+MirrorPlan plan_mirror_upload(const RefGraph& graph);
+
+/// Writes `plan`'s packed changes into `buffer` (plan.patch_bytes bytes), the slices in
+/// parallel on `pool` (may be null).
+void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool);
+
+}  // namespace gcvm

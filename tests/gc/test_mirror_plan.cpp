@@ -1,0 +1,133 @@
+// The mirror's sync plan and patch (gc/device/mirror_plan.hpp), without a device: a
+// host copy of the graph's arrays, brought up to date by the plan's direct ranges and
+// by applying its patch as the kernels do (kernels/common/memory_ops.h), must equal
+// the graph, whether one thread or many planned and packed it.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "gc/device/mirror_plan.hpp"
+#include "gc/heap/heap.hpp"
+#include "gc/markers/serial_marker.hpp"
+#include "gc/plans/collector.hpp"
+#include "gc/util/thread_pool.hpp"
+
+using namespace gcvm;
+
+namespace {
+
+/// What a device holds of the graph: its three arrays.
+struct HostCopy {
+  std::vector<std::uint64_t> begin;
+  std::vector<std::uint32_t> degree;
+  std::vector<ObjectId> edges;
+
+  explicit HostCopy(const RefGraph& g)
+      : begin(g.begin_data(), g.begin_data() + g.vertex_count()),
+        degree(g.degree_data(), g.degree_data() + g.vertex_count()),
+        edges(g.edge_data(), g.edge_data() + g.edge_count()) {}
+
+  std::uint32_t* words(MirrorArray array) {
+    if (array == MirrorArray::Begin) return reinterpret_cast<std::uint32_t*>(begin.data());
+    if (array == MirrorArray::Degree) return degree.data();
+    return edges.data();
+  }
+
+  /// Applies a sync of `g` by `plan`, with `patch` as fill_mirror_patch wrote it.
+  void apply(const RefGraph& g, const MirrorPlan& plan, const std::vector<std::byte>& patch) {
+    begin.resize(g.vertex_count());
+    degree.resize(g.vertex_count());
+    edges.resize(g.edge_count());
+    for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Begin)])
+      std::copy(g.begin_data() + r.begin, g.begin_data() + r.end, begin.begin() + static_cast<std::ptrdiff_t>(r.begin));
+    for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Degree)])
+      std::copy(g.degree_data() + r.begin, g.degree_data() + r.end, degree.begin() + static_cast<std::ptrdiff_t>(r.begin));
+    for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)])
+      std::copy(g.edge_data() + r.begin, g.edge_data() + r.end, edges.begin() + static_cast<std::ptrdiff_t>(r.begin));
+    const MirrorPatchLayout& layout = plan.layout;
+    auto word = [&](std::uint64_t i) {
+      std::uint32_t w;
+      std::memcpy(&w, patch.data() + 4 * i, 4);
+      return w;
+    };
+    for (const MirrorPatchLayout::Pairs& pairs : layout.edge_pairs)
+      for (std::uint64_t i = 0; i < pairs.count; ++i)
+        edges.at(pairs.base + word(pairs.offset / 4 + 2 * i)) = word(pairs.offset / 4 + 2 * i + 1);
+    for (std::uint64_t i = 0; i < layout.record_count; ++i) {
+      const std::uint64_t at = layout.records_offset / 4 + 4 * i;
+      degree.at(word(at)) = word(at + 1);
+      begin.at(word(at)) = word(at + 2) | (std::uint64_t{word(at + 3)} << 32);
+    }
+    for (const MirrorPatchLayout::Runs& runs : layout.runs) {
+      std::uint32_t* destination = words(runs.array);
+      for (std::uint64_t r = 0; r < runs.count; ++r) {
+        std::uint64_t header[3];
+        std::memcpy(header, patch.data() + runs.offset + 24 * r, sizeof(header));
+        for (std::uint64_t k = 0; k < header[2]; ++k) destination[header[0] + k] = word(header[1] + k);
+      }
+    }
+  }
+
+  bool equals(const RefGraph& g) const {
+    return begin.size() == g.vertex_count() && edges.size() == g.edge_count() &&
+           std::equal(begin.begin(), begin.end(), g.begin_data()) &&
+           std::equal(degree.begin(), degree.end(), g.degree_data()) &&
+           std::equal(edges.begin(), edges.end(), g.edge_data());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a sync planned and packed on many threads brings a copy of the graph up to date, as one on one thread does") {
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(4, 1);
+  std::mt19937_64 rng(5);
+  const std::uint64_t n = 120000;
+  const ObjectId array = heap.allocate_ref_array(n);
+  for (std::uint64_t i = 0; i < n; ++i) heap.store_element(array, i, heap.allocate(node));
+  Collector collector(heap, std::make_unique<SerialMarker>(SerialMarkerOptions{}), /*verify=*/false);
+  std::vector<ObjectId> roots{array};
+  collector.collect(roots, "test");
+  RefGraph& graph = heap.graph();
+  graph.changes().clear();
+  const HostCopy before(graph);
+  const std::uint64_t synced_vertices = graph.vertex_count(), synced_edges = graph.edge_count();
+
+  // Every kind of change: scattered stores (pairs), short runs (packed runs), a long
+  // run (direct), freed slots reallocated (vertex records and runs), growth.
+  for (int i = 0; i < 40000; ++i) {
+    const ObjectId holder = heap.load_element(array, rng() % n);
+    heap.store_ref(holder, static_cast<std::uint32_t>(rng() % 4), heap.load_element(array, rng() % n));
+  }
+  for (int run = 0; run < 300; ++run) {
+    const std::uint64_t at = rng() % (n - 20);
+    for (std::uint64_t k = 0; k < 12; ++k) heap.store_element(array, at + k, heap.load_element(array, (at + 7 * k) % n));
+  }
+  for (std::uint64_t i = 50000; i < 80000; ++i) heap.store_element(array, i, heap.load_element(array, i - 50000));
+  for (std::uint64_t i = 0; i < n; i += 3) heap.store_element(array, i, kNullRef);
+  collector.collect(roots, "test");
+  for (std::uint64_t i = 0; i < n; i += 3) heap.store_element(array, i, heap.allocate(node));
+  heap.allocate_ref_array(200000);
+
+  std::uint64_t changed_bytes = 0;
+  for (unsigned threads : {1u, 3u, 8u}) {
+    CAPTURE(threads);
+    ThreadPool pool(threads);
+    const MirrorPlan plan = plan_mirror_sync(graph, graph.changes(), synced_vertices, synced_edges, &pool);
+    CHECK(plan.edge_pair_count() > 0);
+    CHECK(plan.vertex_record_count() + plan.vertex_run_count() > 0);
+    CHECK(plan.edge_run_count() > 0);
+    CHECK_FALSE(plan.direct[static_cast<int>(MirrorArray::Edges)].empty());
+    CHECK(plan.direct_bytes + plan.patch_bytes <= 2 * plan.changed_bytes);
+    if (threads == 1) changed_bytes = plan.changed_bytes;
+    CHECK(plan.changed_bytes == changed_bytes);  // however the index spaces were cut
+    std::vector<std::byte> patch(plan.patch_bytes);
+    fill_mirror_patch(graph, plan, patch.data(), &pool);
+    HostCopy copy = before;
+    copy.apply(graph, plan, patch);
+    CHECK(copy.equals(graph));
+  }
+}
