@@ -49,7 +49,7 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   const std::uint64_t full_bytes = vertex_count * kVertexBytes + edge_count * kEdgeBytes;
   bool full = graph_ != &graph || changes == nullptr || changes->generation() != generation_;
   const Stopwatch pack_clock;
-  MirrorPlan plan;
+  MirrorPlan& plan = plan_;
   std::uint64_t changed_bytes = full_bytes;  // a mirror with no usable change record: all of it is new
   ThreadPool* pool = nullptr;
   if (!full) {
@@ -65,9 +65,9 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
       if (!pool_) pool_ = std::make_unique<ThreadPool>(0);
       pool = pool_.get();
     }
-    if (!full) plan = plan_mirror_sync(graph, *changes, vertices_, edges_, pool);
+    if (!full) plan_mirror_sync(graph, *changes, vertices_, edges_, pool, plan);
   }
-  if (full) plan = plan_mirror_upload(graph);
+  if (full) plan_mirror_upload(graph, plan);
   stats.plan_ms = pack_clock.elapsed_ms();
   backend_.reserve_graph(vertex_count, edge_count, full ? 0 : vertices_, full ? 0 : edges_);
   // The patch buffer first (getting it waits for the device's queue), then the direct

@@ -87,6 +87,7 @@ class GraphMirror {
  private:
   DeviceBackend& backend_;
   std::unique_ptr<ThreadPool> pool_;  // created by the first sync that needs it
+  MirrorPlan plan_;                   // of the last sync, kept for its vectors' capacity
   const RefGraph* graph_ = nullptr;   // the graph the device copy belongs to
   std::uint64_t generation_ = 0;      // of the graph's changes, after this mirror cleared them
   std::uint64_t vertices_ = 0;

@@ -47,12 +47,6 @@ std::uint64_t slice_entries(std::uint64_t entries, unsigned threads) {
   return std::clamp(std::bit_ceil(target), kMinSliceEntries, kSegmentSlots);
 }
 
-/// What planning one slice found, beside its packed ranges.
-struct SliceFindings {
-  std::vector<ElementRange> direct;
-  std::uint64_t changed_bytes = 0;
-};
-
 /// The changed runs of [begin, end): the marked ones below `synced`, then the grown part
 /// at or above it, joined where they meet; each passed to `classify`.
 template <typename F>
@@ -75,11 +69,11 @@ void for_each_changed_run(const ChangeBitmap& bits, std::uint64_t begin, std::ui
   if (length(open) != 0) classify(open);
 }
 
-/// Sorts the changed runs of `slice` by size: direct (into `found`), packed runs of at
+/// Sorts the changed runs of `slice` by size: direct (into `found.direct`), packed runs of at
 /// least `run_min` entries, and entries packed one by one (`singles`).
 void plan_slice(const ChangeBitmap& bits, ElementRange slice, std::uint64_t synced, std::uint64_t entry_bytes,
                 std::uint64_t run_min, std::vector<ElementRange>& runs, std::vector<ElementRange>& singles,
-                SliceFindings& found) {
+                MirrorPlan::Slice& found) {
   for_each_changed_run(bits, slice.begin, slice.end, synced, [&](ElementRange r) {
     const std::uint64_t bytes = length(r) * entry_bytes;
     found.changed_bytes += bytes;
@@ -175,8 +169,20 @@ std::uint64_t MirrorPlan::vertex_run_count() const {
   return n;
 }
 
-MirrorPlan plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices,
-                            std::uint64_t edges, ThreadPool* pool) {
+void MirrorPlan::reset(std::uint64_t slice_count) {
+  for (auto& ranges : direct) ranges.clear();
+  slices.resize(slice_count);
+  for (Slice& slice : slices) {
+    for (auto* ranges : {&slice.vertex_runs, &slice.vertex_records, &slice.edge_runs, &slice.edge_pairs, &slice.direct})
+      ranges->clear();
+    slice.changed_bytes = 0;
+  }
+  layout = MirrorPatchLayout{};
+  changed_bytes = direct_bytes = patch_bytes = 0;
+}
+
+void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
+                      ThreadPool* pool, MirrorPlan& plan) {
   const unsigned threads = pool != nullptr ? pool->size() : 1;
   const std::uint64_t vertex_count = graph.vertex_count(), edge_count = graph.edge_count();
   const std::uint64_t vertex_step = slice_entries(vertex_count, threads);
@@ -184,54 +190,46 @@ MirrorPlan plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, 
   const std::uint64_t vertex_slices = (vertex_count + vertex_step - 1) / vertex_step;
   const std::uint64_t edge_slices = (edge_count + edge_step - 1) / edge_step;
 
-  MirrorPlan plan;
-  plan.slices.resize(vertex_slices + edge_slices);
-  std::vector<SliceFindings> found(plan.slices.size());
+  plan.reset(vertex_slices + edge_slices);
   for_each_slice(pool, plan.slices.size(), [&](std::uint64_t s) {
+    MirrorPlan::Slice& out = plan.slices[s];
     if (s < vertex_slices) {
       const ElementRange slice{s * vertex_step, std::min((s + 1) * vertex_step, vertex_count)};
-      MirrorPlan::Slice& out = plan.slices[s];
       plan_slice(changes.vertices, slice, vertices, kVertexBytes, MirrorPlan::kVertexRunMin, out.vertex_runs,
-                 out.vertex_records, found[s]);
+                 out.vertex_records, out);
     } else {
       const std::uint64_t e = s - vertex_slices;
       const ElementRange slice{e * edge_step, std::min((e + 1) * edge_step, edge_count)};
-      MirrorPlan::Slice& out = plan.slices[s];
       out.segment_base = slice.begin / kSegmentSlots * kSegmentSlots;
-      plan_slice(changes.edges, slice, edges, kEdgeBytes, MirrorPlan::kEdgeRunMin, out.edge_runs, out.edge_pairs,
-                 found[s]);
+      plan_slice(changes.edges, slice, edges, kEdgeBytes, MirrorPlan::kEdgeRunMin, out.edge_runs, out.edge_pairs, out);
     }
   });
 
   for (std::uint64_t s = 0; s < plan.slices.size(); ++s) {
-    plan.changed_bytes += found[s].changed_bytes;
+    const MirrorPlan::Slice& slice = plan.slices[s];
+    plan.changed_bytes += slice.changed_bytes;
     if (s < vertex_slices) {
-      append_joined(plan.direct[static_cast<int>(MirrorArray::Begin)], found[s].direct);
-      append_joined(plan.direct[static_cast<int>(MirrorArray::Degree)], found[s].direct);
+      append_joined(plan.direct[static_cast<int>(MirrorArray::Begin)], slice.direct);
+      append_joined(plan.direct[static_cast<int>(MirrorArray::Degree)], slice.direct);
     } else {
-      append_joined(plan.direct[static_cast<int>(MirrorArray::Edges)], found[s].direct);
+      append_joined(plan.direct[static_cast<int>(MirrorArray::Edges)], slice.direct);
     }
   }
   for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Begin)]) plan.direct_bytes += length(r) * kVertexBytes;
   for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)]) plan.direct_bytes += length(r) * kEdgeBytes;
-  std::erase_if(plan.slices, [](const MirrorPlan::Slice& s) {
-    return s.vertex_runs.empty() && s.vertex_records.empty() && s.edge_runs.empty() && s.edge_pairs.empty();
-  });
   place(plan);
-  return plan;
 }
 
-MirrorPlan plan_mirror_upload(const RefGraph& graph) {
-  MirrorPlan p;
+void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan) {
+  plan.reset(0);
   const ElementRange vertices{0, graph.vertex_count()};
   const ElementRange edges{0, graph.edge_count()};
   if (length(vertices) != 0) {
-    p.direct[static_cast<int>(MirrorArray::Begin)].push_back(vertices);
-    p.direct[static_cast<int>(MirrorArray::Degree)].push_back(vertices);
+    plan.direct[static_cast<int>(MirrorArray::Begin)].push_back(vertices);
+    plan.direct[static_cast<int>(MirrorArray::Degree)].push_back(vertices);
   }
-  if (length(edges) != 0) p.direct[static_cast<int>(MirrorArray::Edges)].push_back(edges);
-  p.changed_bytes = p.direct_bytes = length(vertices) * kVertexBytes + length(edges) * kEdgeBytes;
-  return p;
+  if (length(edges) != 0) plan.direct[static_cast<int>(MirrorArray::Edges)].push_back(edges);
+  plan.changed_bytes = plan.direct_bytes = length(vertices) * kVertexBytes + length(edges) * kEdgeBytes;
 }
 
 void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool) {

@@ -51,6 +51,8 @@ struct MirrorPlan {
     std::vector<ElementRange> edge_runs;
     std::vector<ElementRange> edge_pairs;
     std::uint64_t segment_base = 0;  // of the 2^32-edge segment an edge slice lies in
+    std::vector<ElementRange> direct;  // found while planning, before they are joined
+    std::uint64_t changed_bytes = 0;   // likewise
     // Placement (filled by the plan): byte offsets of the first pair and record, index
     // of the first run header of each kind, and 32-bit word of the first run value.
     std::uint64_t pair_offset = 0;
@@ -63,7 +65,7 @@ struct MirrorPlan {
   };
 
   std::vector<ElementRange> direct[3];  // per MirrorArray, joined where adjacent
-  std::vector<Slice> slices;            // vertex slices, then edge slices, in index order
+  std::vector<Slice> slices;            // vertex slices, then edge slices, in index order; some empty
   MirrorPatchLayout layout;             // of the packed patch; layout.bytes == patch_bytes
   std::uint64_t changed_bytes = 0;
   std::uint64_t direct_bytes = 0;
@@ -74,15 +76,20 @@ struct MirrorPlan {
   std::uint64_t vertex_record_count() const;
   std::uint64_t edge_run_count() const;
   std::uint64_t vertex_run_count() const;
+
+  /// Empties the plan for `slice_count` slices, keeping every vector's capacity.
+  void reset(std::uint64_t slice_count);
 };
 
-/// The changes of `graph` (its change record `changes`) against a device that holds
-/// its first `vertices` and `edges` entries; what the graph grew by beyond them counts
-/// as changed. `pool` (may be null) plans the slices in parallel.
-MirrorPlan plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices,
-                            std::uint64_t edges, ThreadPool* pool);
-/// The whole graph as direct ranges.
-MirrorPlan plan_mirror_upload(const RefGraph& graph);
+/// Plans into `plan` (its old contents dropped, its vectors' capacity kept: a mirror
+/// reuses one plan, so that a sync of millions of changes allocates no memory) the
+/// changes of `graph` (its change record `changes`) against a device that holds its
+/// first `vertices` and `edges` entries; what the graph grew by beyond them counts as
+/// changed. `pool` (may be null) plans the slices in parallel.
+void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
+                      ThreadPool* pool, MirrorPlan& plan);
+/// The whole graph as direct ranges, into `plan` likewise.
+void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan);
 
 /// Writes `plan`'s packed changes into `buffer` (plan.patch_bytes bytes), the slices in
 /// parallel on `pool` (may be null).

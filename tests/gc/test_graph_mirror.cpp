@@ -86,7 +86,8 @@ TEST_CASE("a sync plan sends at most twice the changed bytes, by the cheapest en
   heap.store_ref(objects[5000], 0, objects[21]);
   for (int i = 0; i < 20; ++i) heap.store_element(big, 500 + i, objects[i]);
   for (int i = 0; i < 40000; ++i) heap.store_element(big, 50000 + i, objects[i % 1000]);
-  const MirrorPlan plan = plan_mirror_sync(graph, graph.changes(), vertices, edges, nullptr);
+  MirrorPlan plan;
+  plan_mirror_sync(graph, graph.changes(), vertices, edges, nullptr, plan);
   CHECK(plan.edge_pair_count() == 2);
   CHECK(plan.edge_run_count() == 1);
   REQUIRE(plan.direct[static_cast<int>(MirrorArray::Edges)].size() >= 1);
@@ -98,7 +99,8 @@ TEST_CASE("a sync plan sends at most twice the changed bytes, by the cheapest en
 
   // Nothing changed: nothing to send.
   graph.changes().clear();
-  const MirrorPlan idle = plan_mirror_sync(graph, graph.changes(), graph.vertex_count(), graph.edge_count(), nullptr);
+  MirrorPlan idle;
+  plan_mirror_sync(graph, graph.changes(), graph.vertex_count(), graph.edge_count(), nullptr, idle);
   CHECK(idle.changed_bytes == 0);
   CHECK(idle.direct_bytes + idle.patch_bytes == 0);
 }
