@@ -14,9 +14,9 @@ std::uint64_t EdgeSpace::size_class(std::uint64_t count) {
 std::optional<EdgeIndex> EdgeSpace::allocate(std::uint64_t count) {
   if (count == 0) return EdgeIndex{0};
   const std::uint64_t size = size_class(count);
-  if (auto it = free_by_class_.find(size); it != free_by_class_.end() && !it->second.empty()) {
-    const EdgeIndex base = it->second.back();
-    it->second.pop_back();
+  if (std::vector<EdgeIndex>& free = free_list(size); !free.empty()) {
+    const EdgeIndex base = free.back();
+    free.pop_back();
     in_use_ += size;
     return base;
   }
@@ -31,7 +31,7 @@ void EdgeSpace::release(EdgeIndex base, std::uint64_t count) {
   if (count == 0) return;
   const std::uint64_t size = size_class(count);
   in_use_ -= size;
-  free_by_class_[size].push_back(base);
+  free_list(size).push_back(base);
 }
 
 }  // namespace gcvm

@@ -112,7 +112,7 @@ void Heap::release_array(ObjectId array, SweepDebt& debt) {
   const ShapeId shape = shape_of(array);
   const std::uint64_t length = array_length(array);
   if (shape == ShapeTable::kRefArray) debt.edge_ranges.emplace_back(graph_.begin(array), length);
-  std::free(reinterpret_cast<void*>(load_scalar(array, kArrayStorageField)));
+  if (void* storage = reinterpret_cast<void*>(load_scalar(array, kArrayStorageField))) debt.storage.push_back(storage);
   debt.array_bytes += length * element_bytes(shape);
 }
 
@@ -136,6 +136,7 @@ std::uint32_t Heap::sweep_block(std::uint32_t block, std::uint64_t mark_word, Sw
 
 void Heap::settle_sweep(SweepDebt& debt) {
   for (const auto& [base, count] : debt.edge_ranges) graph_.release_edges(base, count);
+  releaser_.release(debt.storage);
   array_bytes_ -= debt.array_bytes;
   blocks_.count_emptied_blocks(debt.emptied_blocks);
   debt.edge_ranges.clear();

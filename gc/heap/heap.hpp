@@ -30,6 +30,7 @@
 #include "gc/heap/block_allocator.hpp"
 #include "gc/heap/generations.hpp"
 #include "gc/heap/shape.hpp"
+#include "gc/heap/storage_releaser.hpp"
 #include "heapgraph/ref_graph.hpp"
 
 namespace gcvm {
@@ -135,6 +136,7 @@ class Heap {
   /// the shared counters change once per debt, not once per block.
   struct SweepDebt {
     std::vector<std::pair<EdgeIndex, std::uint64_t>> edge_ranges;
+    std::vector<void*> storage;  // of the arrays freed, for the storage releaser
     std::uint64_t array_bytes = 0;
     std::uint32_t emptied_blocks = 0;
   };
@@ -142,11 +144,15 @@ class Heap {
   /// the unmarked slots and their array storage, and records their edge ranges in
   /// `debt` (with the block, if it emptied it: blocks_in_use() counts it until the
   /// debt is settled). Returns the number of objects freed. Safe to call concurrently for
-  /// distinct blocks (block-state bitmaps change atomically; array storage goes back
-  /// to the thread-safe malloc); nothing else may run on the heap meanwhile.
+  /// distinct blocks (block-state bitmaps change atomically; freed array storage is
+  /// only recorded); nothing else may run on the heap meanwhile.
   std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt);
-  /// Releases what `debt` records (single-threaded, after the block sweeps) and empties it.
+  /// Releases what `debt` records (single-threaded, after the block sweeps) and empties
+  /// it; freed array storage goes to the storage releaser (storage_releaser.hpp), which
+  /// returns it to malloc after the pause.
   void settle_sweep(SweepDebt& debt);
+  /// Waits until the storage of every array swept so far is back with malloc.
+  void drain_released_storage() { releaser_.drain(); }
   /// Called once after a sweep: allocation restarts from the lowest active blocks.
   void reset_allocation_cursors() { blocks_.reset_cursors(); }
 
@@ -212,6 +218,7 @@ class Heap {
   RefGraph graph_;
   VirtualArray<EdgeIndex> block_edge_base_;
   std::unique_ptr<Generations> generations_;
+  StorageReleaser releaser_;  // frees swept arrays' storage after the pause
   std::uint64_t array_bytes_ = 0;
 };
 

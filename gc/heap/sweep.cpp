@@ -48,7 +48,9 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks) {
   return sweep_with(heap, [&](SweepStats& stats) {
     Heap::SweepDebt debt;
     sweep_blocks(heap, marks, 0, heap.blocks().high_water(), debt, stats);
+    const Stopwatch settle_clock;
     heap.settle_sweep(debt);
+    stats.settle_ms = settle_clock.elapsed_ms();
   });
 }
 
@@ -66,11 +68,13 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
       const std::uint32_t last = t + 1 == task_count ? blocks : first + kBlocksPerSweepTask;
       sweep_blocks(heap, marks, first, last, tasks[t].debt, tasks[t].counts);
     });
+    const Stopwatch settle_clock;
     for (Task& task : tasks) {
       stats.objects_before += task.counts.objects_before;
       stats.freed_objects += task.counts.freed_objects;
       heap.settle_sweep(task.debt);
     }
+    stats.settle_ms = settle_clock.elapsed_ms();
   });
 }
 

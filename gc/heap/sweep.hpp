@@ -7,9 +7,10 @@
 // kBlocksPerSweepTask blocks, which the threads of a ThreadPool claim from one atomic
 // counter (dynamic balance: a run of full blocks costs more than a run of free ones).
 // Per block the work is Heap::sweep_block, which changes the block-state bitmaps with
-// their atomic operations and frees array storage. What must stay serial or would be
-// contended, releasing CSR edge ranges into the edge space's free lists and counting
-// the emptied blocks, is recorded per run (Heap::SweepDebt) and settled after the
+// their atomic operations. What must stay serial or would be contended, releasing CSR
+// edge ranges into the edge space's free lists, handing the freed arrays' storage to
+// the heap's storage releaser (which returns it to malloc after the pause,
+// gc/heap/storage_releaser.hpp) and counting the emptied blocks, is recorded per run (Heap::SweepDebt) and settled after the
 // parallel phase in run order, i.e. in block order, exactly as the serial sweep
 // releases them. Each run's counts stay in registers and each run's record has its
 // own cache lines: runs that threads sweep side by side share no written line. So the heap after a parallel
@@ -31,6 +32,7 @@ struct SweepStats {
   std::uint64_t freed_objects = 0;
   std::uint64_t blocks_freed = 0;
   double sweep_ms = 0;
+  double settle_ms = 0;  // of it, the serial settling of the block sweeps' debts
 };
 
 /// Blocks one parallel sweep task covers (one claim of the shared counter).
