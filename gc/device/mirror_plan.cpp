@@ -24,14 +24,6 @@ constexpr std::uint64_t kSlicesPerThread = 8;
 constexpr std::uint64_t align8(std::uint64_t bytes) { return (bytes + 7) / 8 * 8; }
 constexpr std::uint64_t length(ElementRange r) { return r.end - r.begin; }
 
-template <typename F>
-std::uint64_t total(const std::vector<MirrorPlan::Slice>& slices, F&& ranges_of) {
-  std::uint64_t n = 0;
-  for (const MirrorPlan::Slice& slice : slices)
-    for (ElementRange r : ranges_of(slice)) n += length(r);
-  return n;
-}
-
 void for_each_slice(ThreadPool* pool, std::uint64_t count, const std::function<void(std::uint64_t)>& task) {
   if (pool != nullptr && pool->size() > 1) {
     pool->for_each_task(count, task);
@@ -71,18 +63,23 @@ void for_each_changed_run(const ChangeBitmap& bits, std::uint64_t begin, std::ui
 
 /// Sorts the changed runs of `slice` by size: direct (into `found.direct`), packed runs of at
 /// least `run_min` entries, and entries packed one by one (`singles`).
+/// The entries of every kind are counted here, on the planning threads, so that placing
+/// the slices costs a step per slice, not per run.
 void plan_slice(const ChangeBitmap& bits, ElementRange slice, std::uint64_t synced, std::uint64_t entry_bytes,
-                std::uint64_t run_min, std::vector<ElementRange>& runs, std::vector<ElementRange>& singles,
-                MirrorPlan::Slice& found) {
+                std::uint64_t run_min, std::vector<ElementRange>& runs, std::uint64_t& run_entries,
+                std::vector<ElementRange>& singles, std::uint64_t& single_entries, MirrorPlan::Slice& found) {
   for_each_changed_run(bits, slice.begin, slice.end, synced, [&](ElementRange r) {
     const std::uint64_t bytes = length(r) * entry_bytes;
     found.changed_bytes += bytes;
-    if (bytes >= MirrorPlan::kDirectBytes)
+    if (bytes >= MirrorPlan::kDirectBytes) {
       found.direct.push_back(r);
-    else if (length(r) >= run_min)
+    } else if (length(r) >= run_min) {
       runs.push_back(r);
-    else
+      run_entries += length(r);
+    } else {
       singles.push_back(r);
+      single_entries += length(r);
+    }
   });
 }
 
@@ -96,32 +93,32 @@ void append_joined(std::vector<ElementRange>& to, const std::vector<ElementRange
   }
 }
 
-/// Fills plan.layout and every slice's placement (see the header for the layout).
+/// Fills plan.layout and every slice's placement (see the header for the layout), a
+/// step per slice.
 void place(MirrorPlan& plan) {
   MirrorPatchLayout& layout = plan.layout;
   std::uint64_t at = 0;
   for (MirrorPlan::Slice& slice : plan.slices) {
-    std::uint64_t pairs = 0;
-    for (ElementRange r : slice.edge_pairs) pairs += length(r);
-    if (pairs == 0) continue;
+    if (slice.pair_entries == 0) continue;
     if (layout.edge_pairs.empty() || layout.edge_pairs.back().base != slice.segment_base)
       layout.edge_pairs.push_back({at, 0, slice.segment_base});
     slice.pair_offset = at;
-    layout.edge_pairs.back().count += pairs;
-    at += pairs * kPairBytes;
+    layout.edge_pairs.back().count += slice.pair_entries;
+    at += slice.pair_entries * kPairBytes;
   }
   layout.records_offset = at;
   for (MirrorPlan::Slice& slice : plan.slices) {
     slice.record_offset = at;
-    for (ElementRange r : slice.vertex_records) layout.record_count += length(r);
-    at = layout.records_offset + layout.record_count * kRecordBytes;
+    layout.record_count += slice.record_entries;
+    at += slice.record_entries * kRecordBytes;
   }
-  std::uint64_t vertex_runs = 0, edge_runs = 0, vertex_entries = 0, edge_entries = 0;
+  std::uint64_t vertex_runs = 0, edge_runs = 0, all_vertex_entries = 0;
   for (MirrorPlan::Slice& slice : plan.slices) {
     slice.first_vertex_run = vertex_runs;
     slice.first_edge_run = edge_runs;
     vertex_runs += slice.vertex_runs.size();
     edge_runs += slice.edge_runs.size();
+    all_vertex_entries += slice.vertex_run_entries;
   }
   for (MirrorArray array : {MirrorArray::Begin, MirrorArray::Degree, MirrorArray::Edges}) {
     const std::uint64_t count = array == MirrorArray::Edges ? edge_runs : vertex_runs;
@@ -130,13 +127,13 @@ void place(MirrorPlan& plan) {
     at += count * kRunHeaderBytes;
   }
   const std::uint64_t values_word = at / kWordBytes;
-  const std::uint64_t all_vertex_entries = total(plan.slices, [](const auto& s) { return s.vertex_runs; });
+  std::uint64_t vertex_entries = 0, edge_entries = 0;
   for (MirrorPlan::Slice& slice : plan.slices) {
     slice.begin_value_word = values_word + 2 * vertex_entries;
     slice.degree_value_word = values_word + 2 * all_vertex_entries + vertex_entries;
     slice.edge_value_word = values_word + 3 * all_vertex_entries + edge_entries;
-    for (ElementRange r : slice.vertex_runs) vertex_entries += length(r);
-    for (ElementRange r : slice.edge_runs) edge_entries += length(r);
+    vertex_entries += slice.vertex_run_entries;
+    edge_entries += slice.edge_run_entries;
   }
   at += vertex_entries * kVertexBytes + edge_entries * kEdgeBytes;
   layout.bytes = align8(at);
@@ -153,10 +150,14 @@ std::uint64_t headers_offset(const MirrorPatchLayout& layout, MirrorArray array)
 }  // namespace
 
 std::uint64_t MirrorPlan::edge_pair_count() const {
-  return total(slices, [](const Slice& s) { return s.edge_pairs; });
+  std::uint64_t n = 0;
+  for (const Slice& s : slices) n += s.pair_entries;
+  return n;
 }
 std::uint64_t MirrorPlan::vertex_record_count() const {
-  return total(slices, [](const Slice& s) { return s.vertex_records; });
+  std::uint64_t n = 0;
+  for (const Slice& s : slices) n += s.record_entries;
+  return n;
 }
 std::uint64_t MirrorPlan::edge_run_count() const {
   std::uint64_t n = 0;
@@ -175,7 +176,8 @@ void MirrorPlan::reset(std::uint64_t slice_count) {
   for (Slice& slice : slices) {
     for (auto* ranges : {&slice.vertex_runs, &slice.vertex_records, &slice.edge_runs, &slice.edge_pairs, &slice.direct})
       ranges->clear();
-    slice.changed_bytes = 0;
+    slice.changed_bytes = slice.pair_entries = slice.record_entries = 0;
+    slice.vertex_run_entries = slice.edge_run_entries = 0;
   }
   layout = MirrorPatchLayout{};
   changed_bytes = direct_bytes = patch_bytes = 0;
@@ -196,12 +198,13 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
     if (s < vertex_slices) {
       const ElementRange slice{s * vertex_step, std::min((s + 1) * vertex_step, vertex_count)};
       plan_slice(changes.vertices, slice, vertices, kVertexBytes, MirrorPlan::kVertexRunMin, out.vertex_runs,
-                 out.vertex_records, out);
+                 out.vertex_run_entries, out.vertex_records, out.record_entries, out);
     } else {
       const std::uint64_t e = s - vertex_slices;
       const ElementRange slice{e * edge_step, std::min((e + 1) * edge_step, edge_count)};
       out.segment_base = slice.begin / kSegmentSlots * kSegmentSlots;
-      plan_slice(changes.edges, slice, edges, kEdgeBytes, MirrorPlan::kEdgeRunMin, out.edge_runs, out.edge_pairs, out);
+      plan_slice(changes.edges, slice, edges, kEdgeBytes, MirrorPlan::kEdgeRunMin, out.edge_runs, out.edge_run_entries,
+                 out.edge_pairs, out.pair_entries, out);
     }
   });
 

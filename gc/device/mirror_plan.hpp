@@ -53,6 +53,10 @@ struct MirrorPlan {
     std::uint64_t segment_base = 0;  // of the 2^32-edge segment an edge slice lies in
     std::vector<ElementRange> direct;  // found while planning, before they are joined
     std::uint64_t changed_bytes = 0;   // likewise
+    std::uint64_t pair_entries = 0;    // entries in edge_pairs, vertex_records, vertex_runs, edge_runs
+    std::uint64_t record_entries = 0;
+    std::uint64_t vertex_run_entries = 0;
+    std::uint64_t edge_run_entries = 0;
     // Placement (filled by the plan): byte offsets of the first pair and record, index
     // of the first run header of each kind, and 32-bit word of the first run value.
     std::uint64_t pair_offset = 0;

@@ -24,13 +24,15 @@ StorageReleaser::~StorageReleaser() {
 
 void StorageReleaser::release(std::vector<void*>& batch) {
   if (batch.empty()) return;
+  bool waiting = false;  // the thread sleeps: nothing pending, nothing being freed
   {
     const std::lock_guard lock(mutex_);
+    waiting = pending_.empty() && !freeing_;
     pending_.push_back(std::move(batch));
     if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   }
   batch.clear();
-  wake_.notify_one();
+  if (waiting) wake_.notify_one();  // a busy thread looks at pending_ again before it sleeps
 }
 
 void StorageReleaser::drain() {
