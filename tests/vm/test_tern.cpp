@@ -3,6 +3,8 @@
 // in one pass), run-time errors, and `gcvm run` / `gcvm disasm` on .tern files.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,13 @@ bool has(const std::vector<std::string>& lines, const std::string& line) {
 }
 
 const std::string kSource = std::string(GCVM_SOURCE_DIR) + "/tests/vm/tern/";
+
+std::string read_expected(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 }  // namespace
 
@@ -109,7 +118,8 @@ TEST_CASE("class errors: overriding, abstract classes, generics, constructors") 
 TEST_CASE("a program without main, and an unknown import") {
   CHECK(has(errors_of("fn f() { }\n"), "t.tern:1:1: the program has no 'fn main()'"));
   CHECK(has(errors_of("import nosuch;\nfn main() { }\n"),
-            "t.tern:1:8: unknown module 'nosuch' (the standard library has: harness, random, vector)"));
+            "t.tern:1:8: unknown module 'nosuch' (the standard library has: dictionary, harness, integer, random, set, "
+            "vector)"));
 }
 
 TEST_CASE("gcvm run on a bad .tern program exits 2 with every error; disasm lists a compiled program") {
@@ -129,4 +139,55 @@ TEST_CASE("run-time errors in Tern programs: null receivers, bounds, string indi
   CHECK(r.exit_code == 4);
   CHECK(r.err.find("error: null dereference (reading a field of 'n', a Node)") != std::string::npos);
   CHECK(r.err.find("at main (") != std::string::npos);
+}
+
+TEST_CASE("interfaces, bounded type parameters and the standard library's collections") {
+  const std::string expected = read_expected(kSource + "interfaces.expected");
+  for (const char* flags : {"", " --heap=64K --verify-heap", " --plan=generational --nursery=64K --verify-heap"}) {
+    CAPTURE(std::string(flags));
+    const auto r = run_gcvm("run " + kSource + "interfaces.tern --stats=none" + flags);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == expected);
+  }
+  const auto dis = run_gcvm("disasm " + kSource + "interfaces.tern");
+  CHECK(dis.exit_code == 0);
+  CHECK(dis.out.find("fsin") != std::string::npos);
+}
+
+TEST_CASE("interface errors: implementing, bounds, instantiating") {
+  const auto e = errors_of(
+      "interface I { fn f(): int; fn g(x: int); }\n"
+      "interface J<T> { fn h(t: T): bool; }\n"
+      "class A implements I { fn f(): int { return 1; } }\n"
+      "class B implements I { fn f(): bool { return true; } fn g(x: int) { } }\n"
+      "class C extends I { }\n"
+      "class D implements A { }\n"
+      "class Box<K: J<K>> { var k: K; fn m(): int { return k.nope(); } }\n"
+      "class E<K: A> { }\n"
+      "class F implements J<F> { fn h(t: F): bool { return true; } }\n"
+      "fn main() {\n"
+      "  var i = new I();\n"
+      "  var b: Box<A> = null;\n"
+      "  var ok: Box<F> = null;\n"
+      "  var s: I = new F();\n"
+      "  var n: int = new A().f();\n"
+      "}\n"
+      "interface K { var x: int; }\n");
+  CHECK(has(e, "t.tern:3:7: class A does not implement I.g"));
+  CHECK(has(e, "t.tern:4:27: method 'f' of class B does not match I.f of I"));
+  CHECK(has(e, "t.tern:5:17: a class can only extend a class, not I (an interface: use 'implements')"));
+  CHECK(has(e, "t.tern:6:20: a class can only implement an interface, not A"));
+  CHECK(has(e, "t.tern:7:55: interface J has no method 'nope'"));
+  CHECK(has(e, "t.tern:8:12: the bound of a type parameter must be an interface, not A"));
+  CHECK(has(e, "t.tern:11:11: cannot instantiate interface I"));
+  CHECK(has(e, "t.tern:12:14: type argument A of Box does not implement J<A>"));
+  CHECK(has(e, "t.tern:14:14: initial value of 's': expected I, found F"));
+  CHECK(has(e, "t.tern:17:15: an interface holds only method signatures (fn), found 'var'"));
+  CHECK(e.size() == 10);
+}
+
+TEST_CASE("a function with many lambdas that write what they capture") {
+  const auto r = run_gcvm("run " + kSource + "lambdas.tern --stats=none --heap=64K --verify-heap");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "22140\n");
 }

@@ -146,6 +146,8 @@ namespace gcvm::vm {
   X(ITOSTR, "ds")                                                                \
   X(FTOSTR, "ds")                                                                \
   X(FSQRT, "ds")                                                                 \
+  X(FSIN, "ds")                                                                  \
+  X(FCOS, "ds")                                                                  \
   X(CLOCK, "d")                                                                  \
   X(GC, "")                                                                      \
   X(ARGC, "d")                                                                   \

@@ -111,9 +111,13 @@ Value FunctionCompiler::method_call(Expr& e, const Value& recv, std::uint32_t de
       const Value fv = field_get(recv, *f, kNoSlot);
       if (fv.type.k == K::Func) return closure_call(e, fv, 1, dest, discard);
     }
-    error(e.loc, "class " + recv.type.cls->name + " has no method '" + e.name + "'");
+    error(e.loc, std::string(recv.type.cls->is_interface ? "interface " : "class ") + recv.type.cls->name +
+                     " has no method '" + e.name + "'");
     return bad();
   }
+  if (k == K::Param && this_class_ != nullptr && recv.type.param < this_class_->bounds.size() &&
+      !this_class_->bounds[recv.type.param].is_error())
+    return method_call(e, Value{recv.slot, this_class_->bounds[recv.type.param]}, dest, discard);
   error(e.loc, "a " + type_name(recv.type) + " has no method '" + e.name + "'");
   return bad();
 }
@@ -205,6 +209,8 @@ Value FunctionCompiler::builtin(Expr& e, std::uint32_t dest, bool& handled) {
     return Value{kNoSlot, Type::of(K::Void)};
   }
   if (n == "sqrt") return unary(K::Float, Op::FSQRT, K::Float);
+  if (n == "sin") return unary(K::Float, Op::FSIN, K::Float);
+  if (n == "cos") return unary(K::Float, Op::FCOS, K::Float);
   if (n == "toFloat") return unary(K::Int, Op::ITOF, K::Float);
   if (n == "toInt") return unary(K::Float, Op::FTOI, K::Int);
   if (n == "chr") return unary(K::Int, Op::STRCHR, K::String);
@@ -252,7 +258,7 @@ Value FunctionCompiler::new_object(Expr& e, std::uint32_t dest) {
     return bad();
   }
   ClassSym* c = t.cls;
-  if (c->is_abstract) error(e.loc, "cannot instantiate abstract class " + c->name);
+  if (c->is_abstract) error(e.loc, std::string("cannot instantiate ") + (c->is_interface ? "interface " : "abstract class ") + c->name);
   const std::uint32_t d = temp(true);
   emit(Op::NEW, {d, c->index});
   if (c->dispatched) {
@@ -277,7 +283,7 @@ Value FunctionCompiler::lambda(Expr& e, std::uint32_t dest) {
   pl.decl = &f;
   for (const Param& prm : f.params) pl.params.push_back(p_.resolve(prm.type, this_class_));
   pl.result = f.result.empty() ? Type::of(K::Void) : p_.resolve(f.result[0], this_class_);
-  ClassSym& c = p_.new_class(fn_.name + "$lambda" + std::to_string(p_.lambdas.size()));
+  ClassSym& c = p_.new_class(fn().name + "$lambda" + std::to_string(p_.lambdas.size()));
   c.dispatched = true;
   p_.add_field(c, "$class", Type::of(K::Int));
   if (f.captures_this && this_slot_ != kNoSlot) {

@@ -110,7 +110,23 @@ Type Program::resolve(const TypeExpr& t, const ClassSym* context) {
     }
     out.args.push_back(std::move(at));
   }
+  if (check_bounds) check_type_arguments(t, out, context);
   return out;
+}
+
+void Program::check_type_arguments(const TypeExpr& t, const Type& type, const ClassSym* context) {
+  const ClassSym* c = type.cls;
+  for (std::size_t i = 0; i < c->bounds.size(); ++i) {
+    if (c->bounds[i].is_error()) continue;
+    const Type want = substitute(c->bounds[i], type.args);
+    const Type& arg = type.args[i];
+    const bool ok = arg.k == K::Param ? context != nullptr && arg.param < context->bounds.size() &&
+                                            context->bounds[arg.param] == want
+                                      : assignable(arg, want);
+    if (!ok)
+      diag.error(t.args[i].loc, "type argument " + type_name(arg) + " of " + c->name + " does not implement " +
+                                    type_name(want));
+  }
 }
 
 namespace {
@@ -133,7 +149,7 @@ class Compiler {
       if (!loaded_.insert(name).second) continue;
       const char* text = tern_stdlib_module(name);
       if (text == nullptr) {
-        p_.diag.error(loc, "unknown module '" + name + "' (the standard library has: harness, random, vector)");
+        p_.diag.error(loc, "unknown module '" + name + "' (the standard library has: " + tern_stdlib_names() + ")");
         continue;
       }
       units_.push_back(parse(text, "std/" + name, p_.diag));
@@ -159,15 +175,37 @@ class Compiler {
         c.decl = cd.get();
         c.type_params = cd->type_params;
         c.is_abstract = cd->is_abstract;
+        c.is_interface = cd->is_interface;
         p_.classes[c.name] = &c;
         declared.push_back(&c);
       }
     for (ClassSym* c : declared) {
+      c->bounds.assign(c->type_params.size(), Type::of(K::Error));
+      for (std::size_t i = 0; i < c->decl->bounds.size(); ++i) {
+        const TypeExpr& b = c->decl->bounds[i];
+        if (b.name.empty()) continue;
+        const Type bt = p_.resolve(b, c);
+        if (!bt.is_error() && (bt.k != K::Class || !bt.cls->is_interface))
+          p_.diag.error(b.loc, "the bound of a type parameter must be an interface, not " + type_name(bt));
+        else c->bounds[i] = bt;
+      }
+      for (const TypeExpr& i : c->decl->interfaces) {
+        const Type it = p_.resolve(i, c);
+        if (it.is_error()) continue;
+        if (it.k != K::Class || !it.cls->is_interface) {
+          p_.diag.error(i.loc, "a class can only implement an interface, not " + type_name(it));
+          continue;
+        }
+        c->interfaces.push_back(it);
+      }
+    }
+    for (ClassSym* c : declared) {
       if (!c->decl->has_super) continue;
       const Type st = p_.resolve(c->decl->super, c);
       if (st.is_error()) continue;
-      if (st.k != K::Class) {
-        p_.diag.error(c->decl->super.loc, "a class can only extend a class, not " + type_name(st));
+      if (st.k != K::Class || st.cls->is_interface) {
+        p_.diag.error(c->decl->super.loc, "a class can only extend a class, not " + type_name(st) +
+                                              (st.k == K::Class ? " (an interface: use 'implements')" : ""));
         continue;
       }
       bool cycle = false;
@@ -182,11 +220,69 @@ class Compiler {
     }
     for (ClassSym* c : declared) {
       bool dispatched = false;
-      for (const ClassSym* a = c; a != nullptr; a = a->super) dispatched |= a->super != nullptr || !a->subclasses.empty();
-      c->dispatched = dispatched;
+      for (const ClassSym* a = c; a != nullptr; a = a->super)
+        dispatched |= a->super != nullptr || !a->subclasses.empty() || !a->interfaces.empty();
+      c->dispatched = dispatched && !c->is_interface;
+    }
+    p_.check_bounds = true;
+    for (ClassSym* c : declared) {
+      if (c->decl->has_super && c->super != nullptr) p_.resolve(c->decl->super, c);
+      for (const TypeExpr& i : c->decl->interfaces) p_.resolve(i, c);
     }
     std::set<ClassSym*> done;
     for (ClassSym* c : declared) lay_out(c, done);
+    fill_interface_slots(declared);
+  }
+
+  /// Gives every interface method its own vtable slot after every class's slots and
+  /// fills those slots in the vtable of each class that implements the interface.
+  void fill_interface_slots(const std::vector<ClassSym*>& declared) {
+    std::size_t base = 0;
+    for (const ClassSym* c : declared) base = std::max(base, c->vtable.size());
+    std::size_t next = base;
+    for (ClassSym* c : declared) {
+      if (!c->is_interface) continue;
+      for (auto& md : c->decl->methods)
+        if (MethodSym* m = c->method(md->name); m != nullptr && m->decl == md.get()) {
+          m->vslot = static_cast<std::int32_t>(next++);
+          m->overridden = true;
+        }
+    }
+    for (ClassSym* c : declared) {
+      if (c->is_interface) continue;
+      Type self = Type::of(K::Class);
+      self.cls = c;
+      for (std::uint32_t i = 0; i < c->type_params.size(); ++i) {
+        Type prm = Type::of(K::Param);
+        prm.param = i;
+        self.args.push_back(prm);
+      }
+      for (Type cur = self; cur.k == K::Class;) {
+        for (const Type& it : cur.cls->interfaces) implement(*c, substitute(it, cur.args), next);
+        if (cur.cls->super == nullptr) break;
+        cur = substitute(cur.cls->super_type, cur.args);
+      }
+    }
+  }
+  void implement(ClassSym& c, const Type& iface, std::size_t slots) {
+    for (const auto& [name, im] : iface.cls->methods) {
+      MethodSym* m = c.method(name);
+      if (m == nullptr || m->name == "init") {
+        if (!c.is_abstract)
+          p_.diag.error(c.decl->loc, "class " + c.name + " does not implement " + iface.cls->name + "." + name);
+        continue;
+      }
+      bool same = m->params.size() == im->params.size() && substitute(im->result, iface.args) == m->result;
+      for (std::size_t i = 0; same && i < m->params.size(); ++i)
+        same = substitute(im->params[i], iface.args) == m->params[i];
+      if (!same) {
+        p_.diag.error(m->decl->loc, "method '" + name + "' of class " + c.name + " does not match " +
+                                        iface.cls->name + "." + name + " of " + type_name(iface));
+        continue;
+      }
+      if (c.vtable.size() < slots) c.vtable.resize(slots, nullptr);
+      c.vtable[static_cast<std::size_t>(im->vslot)] = m;
+    }
   }
   static bool is_builtin_type(const std::string& n) {
     return n == "int" || n == "float" || n == "bool" || n == "string" || n == "Object";
@@ -252,6 +348,7 @@ class Compiler {
       }
       c->methods[m.name] = &m;
     }
+    if (c->is_interface) return;
     if (!c->is_abstract)
       for (const auto& [name, m] : c->methods)
         if (m->is_abstract)
@@ -359,7 +456,7 @@ class Compiler {
       p_.diag.error(main->second.decl->loc, "main takes no parameters and returns nothing or an int");
     p_.module.main_function = main->second.function;
     for (ClassSym& c : p_.class_storage)
-      for (MethodSym* m : c.vtable) p_.module.classes[c.index].vtable.push_back(m->function);
+      for (MethodSym* m : c.vtable) p_.module.classes[c.index].vtable.push_back(m != nullptr ? m->function : 0);
   }
   void set_signature(std::uint32_t function, const Type& result) {
     FunctionInfo& f = p_.module.functions[function];

@@ -52,12 +52,23 @@ Type as_ancestor(const Type& t, const ClassSym* target) {
   return cur;
 }
 
+bool implements(const Type& from, const Type& to) {
+  for (Type cur = from; cur.k == Type::K::Class;) {
+    for (const Type& i : cur.cls->interfaces)
+      if (substitute(i, cur.args) == to) return true;
+    if (cur.cls->super == nullptr) break;
+    cur = substitute(cur.cls->super_type, cur.args);
+  }
+  return false;
+}
+
 bool assignable(const Type& from, const Type& to) {
   if (from.is_error() || to.is_error()) return true;
   if (from == to) return true;
   if (from.k == Type::K::Null) return to.is_ref();
   if (to.k == Type::K::Object) return from.is_ref();
-  if (from.k == Type::K::Class && to.k == Type::K::Class) return as_ancestor(from, to.cls) == to;
+  if (from.k == Type::K::Class && to.k == Type::K::Class)
+    return to.cls->is_interface ? implements(from, to) : as_ancestor(from, to.cls) == to;
   return false;
 }
 
