@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -190,4 +191,18 @@ TEST_CASE("a function with many lambdas that write what they capture") {
   const auto r = run_gcvm("run " + kSource + "lambdas.tern --stats=none --heap=64K --verify-heap");
   CHECK(r.exit_code == 0);
   CHECK(r.out == "22140\n");
+}
+
+TEST_CASE("the run statistics say when the guest's first instruction ran (after compiling the program)") {
+  const auto r = run_gcvm("run " + kSource + "interfaces.tern --stats=json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json stats = nlohmann::json::parse(r.err);
+  CHECK(stats["startup_ms"].get<double>() > 0);
+  CHECK(stats["startup_ms"].get<double>() <= stats["elapsed_ms"].get<double>());
+}
+
+TEST_CASE("string comparison orders by bytes, then length") {
+  const auto r = run_gcvm("run " + kSource + "strings.tern --stats=none");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == read_expected(kSource + "strings.expected"));
 }

@@ -67,6 +67,18 @@ bool equal(const Binding& heap, typename Binding::Ref a, typename Binding::Ref b
   return true;
 }
 
+/// The first differing byte's difference (bytes unsigned), else the difference of the
+/// lengths: Java's String.compareTo on byte strings.
+template <class Binding>
+std::int64_t compare(const Binding& heap, typename Binding::Ref a, typename Binding::Ref b) {
+  const std::uint64_t na = length(heap, a), nb = length(heap, b);
+  for (std::uint64_t i = 0; i < na && i < nb; ++i) {
+    const std::uint64_t ca = char_at(heap, a, i), cb = char_at(heap, b, i);
+    if (ca != cb) return static_cast<std::int64_t>(ca) - static_cast<std::int64_t>(cb);
+  }
+  return static_cast<std::int64_t>(na) - static_cast<std::int64_t>(nb);
+}
+
 /// Java's String.hashCode over the bytes (s[0]*31^(n-1) + ... + s[n-1], 32-bit wrap),
 /// so that hash tables written in the guest language are deterministic.
 template <class Binding>

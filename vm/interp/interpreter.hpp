@@ -583,6 +583,12 @@ int Interpreter<Binding>::run() {
     R(1) = guest_strings::equal(heap_, R(2), R(3));
     NEXT(4);
   }
+  CASE(STRCMP) {
+    GCVM_CHECK_STRING(2)
+    GCVM_CHECK_STRING(3)
+    R(1) = static_cast<std::uint64_t>(guest_strings::compare(heap_, R(2), R(3)));
+    NEXT(4);
+  }
   CASE(STRCAT) {
     GCVM_CHECK_STRING(2)
     GCVM_CHECK_STRING(3)

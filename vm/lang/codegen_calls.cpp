@@ -80,12 +80,13 @@ Value FunctionCompiler::method_call(Expr& e, const Value& recv, std::uint32_t de
       emit(Op::STRHASH, {d, recv.slot});
       return Value{d, Type::of(K::Int)};
     }
-    if (e.name == "equals" && want(1)) {
+    if ((e.name == "equals" || e.name == "compareTo") && want(1)) {
       const Value o = gen(*e.kids[1]);
-      expect(*e.kids[1], o.type, Type::of(K::String), "argument of 'equals'");
-      const std::uint32_t d = target(dest, Type::of(K::Bool));
-      emit(Op::STREQ, {d, recv.slot, o.slot});
-      return Value{d, Type::of(K::Bool)};
+      expect(*e.kids[1], o.type, Type::of(K::String), "argument of '" + e.name + "'");
+      const Type t = Type::of(e.name == "equals" ? K::Bool : K::Int);
+      const std::uint32_t d = target(dest, t);
+      emit(e.name == "equals" ? Op::STREQ : Op::STRCMP, {d, recv.slot, o.slot});
+      return Value{d, t};
     }
     if (e.name == "substring" && want(2)) {
       const std::uint32_t from = int_arg(1);
@@ -94,7 +95,8 @@ Value FunctionCompiler::method_call(Expr& e, const Value& recv, std::uint32_t de
       emit(Op::STRSUB, {d, recv.slot, from, to});
       return Value{d, Type::of(K::String)};
     }
-    if (e.name != "length" && e.name != "charAt" && e.name != "hashCode" && e.name != "equals" && e.name != "substring")
+    if (e.name != "length" && e.name != "charAt" && e.name != "hashCode" && e.name != "equals" &&
+        e.name != "compareTo" && e.name != "substring")
       error(e.loc, "a string has no method '" + e.name + "'");
     return bad();
   }
