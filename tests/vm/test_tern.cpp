@@ -185,6 +185,14 @@ TEST_CASE("interface errors: implementing, bounds, instantiating") {
   CHECK(has(e, "t.tern:14:14: initial value of 's': expected I, found F"));
   CHECK(has(e, "t.tern:17:15: an interface holds only method signatures (fn), found 'var'"));
   CHECK(e.size() == 10);
+  const auto more = errors_of(
+      "interface I<T> { fn f(t: T); fn init(); }\n"
+      "class C implements I<int>, I<C>, I<C> { fn f(t: C) { } }\n"
+      "fn main() { }\n");
+  CHECK(has(more, "t.tern:1:33: an interface has no constructor"));
+  CHECK(has(more, "t.tern:2:22: a type argument must be a reference type (a class, string, array or function), not int"));
+  CHECK(has(more, "t.tern:2:34: class C already implements I<C>"));
+  CHECK(more.size() == 3);
 }
 
 TEST_CASE("a function with many lambdas that write what they capture") {

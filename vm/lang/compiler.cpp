@@ -1,5 +1,6 @@
 #include "vm/lang/compiler.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -165,6 +166,7 @@ class Compiler {
     p_.add_field(*p_.box_ref, "value", Type::of(K::Object));
     p_.finish_class(*p_.box_ref);
     std::vector<ClassSym*> declared;
+    std::vector<std::pair<ClassSym*, const TypeExpr*>> implemented;
     for (Unit& u : units_)
       for (auto& cd : u.classes) {
         if (p_.classes.count(cd->name) || is_builtin_type(cd->name)) {
@@ -196,7 +198,12 @@ class Compiler {
           p_.diag.error(i.loc, "a class can only implement an interface, not " + type_name(it));
           continue;
         }
+        if (std::find(c->interfaces.begin(), c->interfaces.end(), it) != c->interfaces.end()) {
+          p_.diag.error(i.loc, "class " + c->name + " already implements " + type_name(it));
+          continue;
+        }
         c->interfaces.push_back(it);
+        implemented.emplace_back(c, &i);
       }
     }
     for (ClassSym* c : declared) {
@@ -224,11 +231,11 @@ class Compiler {
         dispatched |= a->super != nullptr || !a->subclasses.empty() || !a->interfaces.empty();
       c->dispatched = dispatched && !c->is_interface;
     }
+    // Bounds hold once every class knows its interfaces: check the types written so far.
     p_.check_bounds = true;
-    for (ClassSym* c : declared) {
-      if (c->decl->has_super && c->super != nullptr) p_.resolve(c->decl->super, c);
-      for (const TypeExpr& i : c->decl->interfaces) p_.resolve(i, c);
-    }
+    for (ClassSym* c : declared)
+      if (c->super != nullptr) p_.resolve(c->decl->super, c);
+    for (const auto& [c, i] : implemented) p_.resolve(*i, c);
     std::set<ClassSym*> done;
     for (ClassSym* c : declared) lay_out(c, done);
     fill_interface_slots(declared);

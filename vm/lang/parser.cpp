@@ -191,6 +191,7 @@ class Parser {
     while (!at(Tok::RBrace) && !at(Tok::End)) {
       try {
         if (!accept_word("fn")) fail("an interface holds only method signatures (fn), found " + describe(cur()));
+        if (at_word("init")) fail("an interface has no constructor");
         c->methods.push_back(function(true));
       } catch (const SyntaxError&) {
         recover_statement();
