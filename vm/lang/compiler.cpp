@@ -257,14 +257,7 @@ class Compiler {
     }
     for (ClassSym* c : declared) {
       if (c->is_interface) continue;
-      Type self = Type::of(K::Class);
-      self.cls = c;
-      for (std::uint32_t i = 0; i < c->type_params.size(); ++i) {
-        Type prm = Type::of(K::Param);
-        prm.param = i;
-        self.args.push_back(prm);
-      }
-      for (Type cur = self; cur.k == K::Class;) {
+      for (Type cur = own_type(*c); cur.k == K::Class;) {
         for (const Type& it : cur.cls->interfaces) implement(*c, substitute(it, cur.args), next);
         if (cur.cls->super == nullptr) break;
         cur = substitute(cur.cls->super_type, cur.args);
@@ -413,13 +406,7 @@ class Compiler {
   void compile_bodies() {
     for (ClassSym& c : p_.class_storage) {
       if (c.decl == nullptr) continue;
-      Type this_type = Type::of(K::Class);
-      this_type.cls = &c;
-      for (std::uint32_t i = 0; i < c.type_params.size(); ++i) {
-        Type prm = Type::of(K::Param);
-        prm.param = i;
-        this_type.args.push_back(prm);
-      }
+      const Type this_type = own_type(c);
       for (auto& md : c.decl->methods) {
         MethodSym* m = nullptr;
         for (MethodSym& ms : p_.method_storage)

@@ -34,6 +34,17 @@ std::string type_name(const Type& t) {
   return "?";
 }
 
+Type own_type(ClassSym& c) {
+  Type t = Type::of(Type::K::Class);
+  t.cls = &c;
+  for (std::uint32_t i = 0; i < c.type_params.size(); ++i) {
+    Type prm = Type::of(Type::K::Param);
+    prm.param = i;
+    t.args.push_back(prm);
+  }
+  return t;
+}
+
 Type substitute(const Type& t, const std::vector<Type>& args) {
   if (t.k == Type::K::Param) return t.param < args.size() ? args[t.param] : t;
   if (t.args.empty()) return t;

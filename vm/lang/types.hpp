@@ -119,6 +119,9 @@ struct ClassSym {
   }
 };
 
+/// The class type of `c` as its own code sees it: its type parameters as arguments.
+Type own_type(ClassSym& c);
+
 /// Replaces type parameters in `t` by `args` (an erased parameter stays Object when
 /// `args` is empty, as inside the generic class itself it stays a parameter).
 Type substitute(const Type& t, const std::vector<Type>& args);
