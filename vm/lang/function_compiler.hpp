@@ -164,6 +164,10 @@ class FunctionCompiler {
   Value bad() { return Value{kNoSlot, Type::of(K::Error)}; }
   bool expect(const Expr& e, const Type& got, const Type& want, const std::string& what) {
     if (assignable(got, want)) return true;
+    // A value of a bounded type parameter converts to its bound.
+    if (got.k == K::Param && this_class_ != nullptr && got.param < this_class_->bounds.size() &&
+        !this_class_->bounds[got.param].is_error() && assignable(this_class_->bounds[got.param], want))
+      return true;
     error(e.loc, what + ": expected " + type_name(want) + ", found " + type_name(got));
     return false;
   }
