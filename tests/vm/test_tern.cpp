@@ -35,6 +35,16 @@ bool has(const std::vector<std::string>& lines, const std::string& line) {
 
 const std::string kSource = std::string(GCVM_SOURCE_DIR) + "/tests/vm/tern/";
 
+/// Checks that `source` does not compile and reports exactly the `expected` errors.
+void check_errors(const std::string& source, const std::vector<std::string>& expected) {
+  const std::vector<std::string> errors = errors_of(source);
+  for (const std::string& line : expected) {
+    CAPTURE(line);
+    CHECK(has(errors, line));
+  }
+  CHECK(errors.size() == expected.size());
+}
+
 std::string read_expected(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -155,8 +165,8 @@ TEST_CASE("interfaces, bounded type parameters and the standard library's collec
   CHECK(dis.out.find("fsin") != std::string::npos);
 }
 
-TEST_CASE("interface errors: implementing, bounds, instantiating") {
-  const auto e = errors_of(
+TEST_CASE("interface errors: implementing, extending, bounds, instantiating") {
+  check_errors(
       "interface I { fn f(): int; fn g(x: int); }\n"
       "interface J<T> { fn h(t: T): bool; }\n"
       "class A implements I { fn f(): int { return 1; } }\n"
@@ -173,26 +183,39 @@ TEST_CASE("interface errors: implementing, bounds, instantiating") {
       "  var s: I = new F();\n"
       "  var n: int = new A().f();\n"
       "}\n"
-      "interface K { var x: int; }\n");
-  CHECK(has(e, "t.tern:3:7: class A does not implement I.g"));
-  CHECK(has(e, "t.tern:4:27: method 'f' of class B does not match I.f of I"));
-  CHECK(has(e, "t.tern:5:17: a class can only extend a class, not I (an interface: use 'implements')"));
-  CHECK(has(e, "t.tern:6:20: a class can only implement an interface, not A"));
-  CHECK(has(e, "t.tern:7:55: interface J has no method 'nope'"));
-  CHECK(has(e, "t.tern:8:12: the bound of a type parameter must be an interface, not A"));
-  CHECK(has(e, "t.tern:11:11: cannot instantiate interface I"));
-  CHECK(has(e, "t.tern:12:14: type argument A of Box does not implement J<A>"));
-  CHECK(has(e, "t.tern:14:14: initial value of 's': expected I, found F"));
-  CHECK(has(e, "t.tern:17:15: an interface holds only method signatures (fn), found 'var'"));
-  CHECK(e.size() == 10);
-  const auto more = errors_of(
+      "interface K { var x: int; }\n",
+      {"t.tern:3:7: class A does not implement I.g", "t.tern:4:27: method 'f' of class B does not match I.f of I",
+       "t.tern:5:17: a class can only extend a class, not I (an interface: use 'implements')",
+       "t.tern:6:20: a class can only implement an interface, not A", "t.tern:7:55: interface J has no method 'nope'",
+       "t.tern:8:12: the bound of a type parameter must be an interface, not A",
+       "t.tern:11:11: cannot instantiate interface I", "t.tern:12:14: type argument A of Box does not implement J<A>",
+       "t.tern:14:14: initial value of 's': expected I, found F",
+       "t.tern:17:15: an interface holds only method signatures (fn), found 'var'"});
+  check_errors(
       "interface I<T> { fn f(t: T); fn init(); }\n"
       "class C implements I<int>, I<C>, I<C> { fn f(t: C) { } }\n"
-      "fn main() { }\n");
-  CHECK(has(more, "t.tern:1:33: an interface has no constructor"));
-  CHECK(has(more, "t.tern:2:22: a type argument must be a reference type (a class, string, array or function), not int"));
-  CHECK(has(more, "t.tern:2:34: class C already implements I<C>"));
-  CHECK(more.size() == 3);
+      "fn main() { }\n",
+      {"t.tern:1:33: an interface has no constructor",
+       "t.tern:2:22: a type argument must be a reference type (a class, string, array or function), not int",
+       "t.tern:2:34: class C already implements I<C>"});
+  check_errors(
+      "interface A extends B { }\n"
+      "interface B extends A { }\n"
+      "interface C extends Base { }\n"
+      "interface D { fn f(): int; }\n"
+      "interface E extends D { fn f(): bool; }\n"
+      "class Base { }\n"
+      "class X implements E { fn f(): bool { return true; } }\n"
+      "fn main() { }\n",
+      {"t.tern:1:11: interface A extends itself", "t.tern:3:21: an interface can only extend an interface, not Base",
+       "t.tern:5:28: method 'f' of interface E does not match D.f of D",
+       "t.tern:7:27: method 'f' of class X does not match D.f of D"});
+}
+
+TEST_CASE("an interface extends interfaces: their methods through it, their slots filled") {
+  const auto r = run_gcvm("run " + kSource + "interface_extends.tern --stats=none --heap=64K --verify-heap");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == read_expected(kSource + "interface_extends.expected"));
 }
 
 TEST_CASE("a function with many lambdas that write what they capture") {

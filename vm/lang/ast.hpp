@@ -121,7 +121,7 @@ struct ClassDecl {
   std::vector<TypeExpr> bounds;
   bool has_super = false;
   TypeExpr super;
-  std::vector<TypeExpr> interfaces;  // `implements I, J<T>`
+  std::vector<TypeExpr> interfaces;  // `implements I, J<T>` (an interface: `extends`)
   bool is_abstract = false;
   bool is_interface = false;
   std::vector<FieldDecl> fields;

@@ -194,18 +194,26 @@ class Compiler {
       for (const TypeExpr& i : c->decl->interfaces) {
         const Type it = p_.resolve(i, c);
         if (it.is_error()) continue;
+        const std::string kind = c->is_interface ? "interface " : "class ";
         if (it.k != K::Class || !it.cls->is_interface) {
-          p_.diag.error(i.loc, "a class can only implement an interface, not " + type_name(it));
+          p_.diag.error(i.loc, c->is_interface ? "an interface can only extend an interface, not " + type_name(it)
+                                               : "a class can only implement an interface, not " + type_name(it));
           continue;
         }
         if (std::find(c->interfaces.begin(), c->interfaces.end(), it) != c->interfaces.end()) {
-          p_.diag.error(i.loc, "class " + c->name + " already implements " + type_name(it));
+          p_.diag.error(i.loc, kind + c->name + " already " + (c->is_interface ? "extends " : "implements ") +
+                                   type_name(it));
           continue;
         }
         c->interfaces.push_back(it);
         implemented.emplace_back(c, &i);
       }
     }
+    for (ClassSym* c : declared)
+      if (c->is_interface && extends_itself(c, c)) {
+        p_.diag.error(c->decl->loc, "interface " + c->name + " extends itself");
+        c->interfaces.clear();
+      }
     for (ClassSym* c : declared) {
       if (!c->decl->has_super) continue;
       const Type st = p_.resolve(c->decl->super, c);
@@ -241,6 +249,15 @@ class Compiler {
     fill_interface_slots(declared);
   }
 
+  /// Whether `target` is among the interfaces that `c` extends, directly or not.
+  static bool extends_itself(const ClassSym* c, const ClassSym* target, std::set<const ClassSym*> seen = {}) {
+    for (const Type& i : c->interfaces) {
+      if (i.cls == target) return true;
+      if (seen.insert(i.cls).second && extends_itself(i.cls, target, seen)) return true;
+    }
+    return false;
+  }
+
   /// Gives every interface method its own vtable slot after every class's slots and
   /// fills those slots in the vtable of each class that implements the interface.
   void fill_interface_slots(const std::vector<ClassSym*>& declared) {
@@ -257,27 +274,29 @@ class Compiler {
     }
     for (ClassSym* c : declared) {
       if (c->is_interface) continue;
+      std::set<const MethodSym*> done;
       for (Type cur = own_type(*c); cur.k == K::Class;) {
-        for (const Type& it : cur.cls->interfaces) implement(*c, substitute(it, cur.args), next);
+        for (const Type& it : cur.cls->interfaces) implement(*c, substitute(it, cur.args), next, done);
         if (cur.cls->super == nullptr) break;
         cur = substitute(cur.cls->super_type, cur.args);
       }
     }
   }
-  void implement(ClassSym& c, const Type& iface, std::size_t slots) {
+  /// Fills the slots of the methods that `iface` and the interfaces it extends declare
+  /// in the vtable of `c`, or reports what `c` lacks; `done`: the methods seen so far.
+  void implement(ClassSym& c, const Type& iface, std::size_t slots, std::set<const MethodSym*>& done) {
+    for (const Type& parent : iface.cls->interfaces) implement(c, substitute(parent, iface.args), slots, done);
     for (const auto& [name, im] : iface.cls->methods) {
+      if (im->owner != iface.cls || !done.insert(im).second) continue;
       MethodSym* m = c.method(name);
       if (m == nullptr || m->name == "init") {
         if (!c.is_abstract)
-          p_.diag.error(c.decl->loc, "class " + c.name + " does not implement " + iface.cls->name + "." + name);
+          p_.diag.error(c.decl->loc, "class " + c.name + " does not implement " + im->owner->name + "." + name);
         continue;
       }
-      bool same = m->params.size() == im->params.size() && substitute(im->result, iface.args) == m->result;
-      for (std::size_t i = 0; same && i < m->params.size(); ++i)
-        same = substitute(im->params[i], iface.args) == m->params[i];
-      if (!same) {
+      if (!same_signature(*m, own_type(c), *im, iface)) {
         p_.diag.error(m->decl->loc, "method '" + name + "' of class " + c.name + " does not match " +
-                                        iface.cls->name + "." + name + " of " + type_name(iface));
+                                        im->owner->name + "." + name + " of " + type_name(iface));
         continue;
       }
       if (c.vtable.size() < slots) c.vtable.resize(slots, nullptr);
@@ -348,12 +367,45 @@ class Compiler {
       }
       c->methods[m.name] = &m;
     }
-    if (c->is_interface) return;
+    if (c->is_interface) {
+      inherit_interface_methods(*c, done);
+      return;
+    }
     if (!c->is_abstract)
       for (const auto& [name, m] : c->methods)
         if (m->is_abstract)
           p_.diag.error(c->decl->loc, "class " + c->name + " does not implement abstract method " + m->owner->name +
                                           "." + name);
+  }
+
+  /// Gives interface `c` the methods of the interfaces it extends; one that `c` declares
+  /// again must have the same signature.
+  void inherit_interface_methods(ClassSym& c, std::set<ClassSym*>& done) {
+    for (const Type& parent : c.interfaces) {
+      lay_out(parent.cls, done);
+      for (const auto& [name, im] : parent.cls->methods) {
+        MethodSym* own = c.method(name);
+        if (own == nullptr) {
+          c.methods[name] = im;
+        } else if (own != im && !same_signature(*own, own_type(c), *im, parent)) {
+          p_.diag.error(own->decl->loc, "method '" + name + "' of interface " + c.name + " does not match " +
+                                            im->owner->name + "." + name + " of " + type_name(parent));
+        }
+      }
+    }
+  }
+
+  /// Whether `m` seen from `m_holder` (a type that has it) and `other` seen from
+  /// `other_holder` take the same parameters and give the same result.
+  static bool same_signature(const MethodSym& m, const Type& m_holder, const MethodSym& other, const Type& other_holder) {
+    const std::vector<Type> m_args = as_ancestor(m_holder, m.owner).args;
+    const std::vector<Type> other_args = as_ancestor(other_holder, other.owner).args;
+    if (m.params.size() != other.params.size() ||
+        substitute(m.result, m_args) != substitute(other.result, other_args))
+      return false;
+    for (std::size_t i = 0; i < m.params.size(); ++i)
+      if (substitute(m.params[i], m_args) != substitute(other.params[i], other_args)) return false;
+    return true;
   }
 
   void declare_functions_and_globals() {

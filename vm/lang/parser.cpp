@@ -179,7 +179,8 @@ class Parser {
     expect_close_angle();
   }
 
-  /// `interface NAME<T...> { fn m(params): R; ... }`: every method abstract.
+  /// `interface NAME<T...> [extends I, ...] { fn m(params): R; ... }`: every method
+  /// abstract.
   std::unique_ptr<ClassDecl> interface_decl() {
     take();
     auto c = std::make_unique<ClassDecl>();
@@ -187,6 +188,9 @@ class Parser {
     c->loc = cur().loc;
     c->name = name("an interface name");
     type_params(*c);
+    if (accept_word("extends")) {
+      do c->interfaces.push_back(type()); while (accept(Tok::Comma));
+    }
     expect(Tok::LBrace, "to open the interface body");
     while (!at(Tok::RBrace) && !at(Tok::End)) {
       try {

@@ -55,22 +55,17 @@ Type substitute(const Type& t, const std::vector<Type>& args) {
 
 Type as_ancestor(const Type& t, const ClassSym* target) {
   if (t.k != Type::K::Class) return Type::of(Type::K::Error);
-  Type cur = t;
-  while (cur.cls != target) {
-    if (cur.cls->super == nullptr) return Type::of(Type::K::Error);
-    cur = substitute(cur.cls->super_type, cur.args);
+  if (t.cls == target) return t;
+  for (const Type& i : t.cls->interfaces) {
+    Type found = as_ancestor(substitute(i, t.args), target);
+    if (!found.is_error()) return found;
   }
-  return cur;
+  if (t.cls->super == nullptr) return Type::of(Type::K::Error);
+  return as_ancestor(substitute(t.cls->super_type, t.args), target);
 }
 
 bool implements(const Type& from, const Type& to) {
-  for (Type cur = from; cur.k == Type::K::Class;) {
-    for (const Type& i : cur.cls->interfaces)
-      if (substitute(i, cur.args) == to) return true;
-    if (cur.cls->super == nullptr) break;
-    cur = substitute(cur.cls->super_type, cur.args);
-  }
-  return false;
+  return to.k == Type::K::Class && to.cls->is_interface && as_ancestor(from, to.cls) == to;
 }
 
 bool assignable(const Type& from, const Type& to) {
@@ -78,8 +73,7 @@ bool assignable(const Type& from, const Type& to) {
   if (from == to) return true;
   if (from.k == Type::K::Null) return to.is_ref();
   if (to.k == Type::K::Object) return from.is_ref();
-  if (from.k == Type::K::Class && to.k == Type::K::Class)
-    return to.cls->is_interface ? implements(from, to) : as_ancestor(from, to.cls) == to;
+  if (from.k == Type::K::Class && to.k == Type::K::Class) return as_ancestor(from, to.cls) == to;
   return false;
 }
 
