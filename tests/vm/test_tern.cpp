@@ -3,6 +3,9 @@
 // in one pass), run-time errors, and `gcvm run` / `gcvm disasm` on .tern files.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -31,6 +34,23 @@ bool has(const std::vector<std::string>& lines, const std::string& line) {
 }
 
 const std::string kSource = std::string(GCVM_SOURCE_DIR) + "/tests/vm/tern/";
+
+/// Checks that `source` does not compile and reports exactly the `expected` errors.
+void check_errors(const std::string& source, const std::vector<std::string>& expected) {
+  const std::vector<std::string> errors = errors_of(source);
+  for (const std::string& line : expected) {
+    CAPTURE(line);
+    CHECK(has(errors, line));
+  }
+  CHECK(errors.size() == expected.size());
+}
+
+std::string read_expected(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 }  // namespace
 
@@ -109,7 +129,8 @@ TEST_CASE("class errors: overriding, abstract classes, generics, constructors") 
 TEST_CASE("a program without main, and an unknown import") {
   CHECK(has(errors_of("fn f() { }\n"), "t.tern:1:1: the program has no 'fn main()'"));
   CHECK(has(errors_of("import nosuch;\nfn main() { }\n"),
-            "t.tern:1:8: unknown module 'nosuch' (the standard library has: harness, random, vector)"));
+            "t.tern:1:8: unknown module 'nosuch' (the standard library has: dictionary, harness, integer, random, set, "
+            "vector)"));
 }
 
 TEST_CASE("gcvm run on a bad .tern program exits 2 with every error; disasm lists a compiled program") {
@@ -129,4 +150,90 @@ TEST_CASE("run-time errors in Tern programs: null receivers, bounds, string indi
   CHECK(r.exit_code == 4);
   CHECK(r.err.find("error: null dereference (reading a field of 'n', a Node)") != std::string::npos);
   CHECK(r.err.find("at main (") != std::string::npos);
+}
+
+TEST_CASE("interfaces, bounded type parameters and the standard library's collections") {
+  const std::string expected = read_expected(kSource + "interfaces.expected");
+  for (const char* flags : {"", " --heap=64K --verify-heap", " --plan=generational --nursery=64K --verify-heap"}) {
+    CAPTURE(std::string(flags));
+    const auto r = run_gcvm("run " + kSource + "interfaces.tern --stats=none" + flags);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == expected);
+  }
+  const auto dis = run_gcvm("disasm " + kSource + "interfaces.tern");
+  CHECK(dis.exit_code == 0);
+  CHECK(dis.out.find("fsin") != std::string::npos);
+}
+
+TEST_CASE("interface errors: implementing, extending, bounds, instantiating") {
+  check_errors(
+      "interface I { fn f(): int; fn g(x: int); }\n"
+      "interface J<T> { fn h(t: T): bool; }\n"
+      "class A implements I { fn f(): int { return 1; } }\n"
+      "class B implements I { fn f(): bool { return true; } fn g(x: int) { } }\n"
+      "class C extends I { }\n"
+      "class D implements A { }\n"
+      "class Box<K: J<K>> { var k: K; fn m(): int { return k.nope(); } }\n"
+      "class E<K: A> { }\n"
+      "class F implements J<F> { fn h(t: F): bool { return true; } }\n"
+      "fn main() {\n"
+      "  var i = new I();\n"
+      "  var b: Box<A> = null;\n"
+      "  var ok: Box<F> = null;\n"
+      "  var s: I = new F();\n"
+      "  var n: int = new A().f();\n"
+      "}\n"
+      "interface K { var x: int; }\n",
+      {"t.tern:3:7: class A does not implement I.g", "t.tern:4:27: method 'f' of class B does not match I.f of I",
+       "t.tern:5:17: a class can only extend a class, not I (an interface: use 'implements')",
+       "t.tern:6:20: a class can only implement an interface, not A", "t.tern:7:55: interface J has no method 'nope'",
+       "t.tern:8:12: the bound of a type parameter must be an interface, not A",
+       "t.tern:11:11: cannot instantiate interface I", "t.tern:12:14: type argument A of Box does not implement J<A>",
+       "t.tern:14:14: initial value of 's': expected I, found F",
+       "t.tern:17:15: an interface holds only method signatures (fn), found 'var'"});
+  check_errors(
+      "interface I<T> { fn f(t: T); fn init(); }\n"
+      "class C implements I<int>, I<C>, I<C> { fn f(t: C) { } }\n"
+      "fn main() { }\n",
+      {"t.tern:1:33: an interface has no constructor",
+       "t.tern:2:22: a type argument must be a reference type (a class, string, array or function), not int",
+       "t.tern:2:34: class C already implements I<C>"});
+  check_errors(
+      "interface A extends B { }\n"
+      "interface B extends A { }\n"
+      "interface C extends Base { }\n"
+      "interface D { fn f(): int; }\n"
+      "interface E extends D { fn f(): bool; }\n"
+      "class Base { }\n"
+      "class X implements E { fn f(): bool { return true; } }\n"
+      "fn main() { }\n",
+      {"t.tern:1:11: interface A extends itself", "t.tern:3:21: an interface can only extend an interface, not Base",
+       "t.tern:5:28: method 'f' of interface E does not match D.f of D",
+       "t.tern:7:27: method 'f' of class X does not match D.f of D"});
+}
+
+TEST_CASE("an interface extends interfaces: their methods through it, their slots filled") {
+  const auto r = run_gcvm("run " + kSource + "interface_extends.tern --stats=none --heap=64K --verify-heap");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == read_expected(kSource + "interface_extends.expected"));
+}
+
+TEST_CASE("a function with many lambdas that write what they capture") {
+  const auto r = run_gcvm("run " + kSource + "lambdas.tern --stats=none --heap=64K --verify-heap");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "22140\n");
+}
+
+TEST_CASE("the run statistics say when the guest's first instruction ran (after compiling the program)") {
+  const auto r = run_gcvm("run " + kSource + "interfaces.tern --stats=json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json stats = nlohmann::json::parse(r.err);
+  CHECK(stats["startup_ms"].get<double>() > 0);
+  CHECK(stats["startup_ms"].get<double>() <= stats["elapsed_ms"].get<double>());
+}
+
+TEST_CASE("string comparison orders by bytes, then length") {
+  const auto r = run_gcvm("run " + kSource + "strings.tern --stats=none");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == read_expected(kSource + "strings.expected"));
 }

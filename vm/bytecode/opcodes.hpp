@@ -24,7 +24,9 @@
 //   the layout from the object (a field keeps its index in every subclass).
 // - Strings (STR*): a string is a scalar array; element 0 holds its length in bytes,
 //   the bytes follow, eight per element, little-endian. STRLIT yields the literal's one
-//   string object (allocated at first use and kept alive by the interpreter).
+//   string object (allocated at first use and kept alive by the interpreter). STRCMP
+//   compares bytes as unsigned, then lengths: negative, 0 or positive as Java's
+//   String.compareTo.
 #pragma once
 
 #include <cstdint>
@@ -139,6 +141,7 @@ namespace gcvm::vm {
   X(STRLEN, "ds")                                                                \
   X(STRCHAR, "dss")                                                              \
   X(STREQ, "dss")                                                                \
+  X(STRCMP, "dss")                                                               \
   X(STRCAT, "dss")                                                               \
   X(STRSUB, "dsss")                                                              \
   X(STRHASH, "ds")                                                               \
@@ -146,6 +149,8 @@ namespace gcvm::vm {
   X(ITOSTR, "ds")                                                                \
   X(FTOSTR, "ds")                                                                \
   X(FSQRT, "ds")                                                                 \
+  X(FSIN, "ds")                                                                  \
+  X(FCOS, "ds")                                                                  \
   X(CLOCK, "d")                                                                  \
   X(GC, "")                                                                      \
   X(ARGC, "d")                                                                   \

@@ -78,6 +78,7 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
     }
   };
 
+  facts.startup_ms = process_ms();
   const Stopwatch clock;
   int status = kExitOk;
   {

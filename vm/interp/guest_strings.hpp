@@ -26,16 +26,22 @@ std::uint64_t char_at(const Binding& heap, typename Binding::Ref s, std::uint64_
   return (heap.load_scalar_element(s, 1 + i / 8) >> (8 * (i % 8))) & 0xFF;
 }
 
+/// Bytes `from` .. `to` (exclusive) of a string; the caller checks the range. Reads
+/// only the elements that hold them.
+template <class Binding>
+std::string bytes(const Binding& heap, typename Binding::Ref s, std::uint64_t from, std::uint64_t to) {
+  std::string out(to - from, '\0');
+  for (std::uint64_t i = from; i < to;) {
+    const std::uint64_t word = heap.load_scalar_element(s, 1 + i / 8);
+    for (std::uint64_t b = i % 8; b < 8 && i < to; ++b, ++i) out[i - from] = static_cast<char>((word >> (8 * b)) & 0xFF);
+  }
+  return out;
+}
+
 /// The bytes of a string.
 template <class Binding>
 std::string bytes(const Binding& heap, typename Binding::Ref s) {
-  const std::uint64_t n = length(heap, s);
-  std::string out(n, '\0');
-  for (std::uint64_t w = 0; w * 8 < n; ++w) {
-    const std::uint64_t word = heap.load_scalar_element(s, 1 + w);
-    for (std::uint64_t b = 0; b < 8 && w * 8 + b < n; ++b) out[w * 8 + b] = static_cast<char>((word >> (8 * b)) & 0xFF);
-  }
-  return out;
+  return bytes(heap, s, 0, length(heap, s));
 }
 
 /// Fills a freshly allocated array of elements_for(text.size()) elements.
@@ -59,6 +65,18 @@ bool equal(const Binding& heap, typename Binding::Ref a, typename Binding::Ref b
   for (std::uint64_t w = 1; w < elements_for(n); ++w)
     if (heap.load_scalar_element(a, w) != heap.load_scalar_element(b, w)) return false;
   return true;
+}
+
+/// The first differing byte's difference (bytes unsigned), else the difference of the
+/// lengths: Java's String.compareTo on byte strings.
+template <class Binding>
+std::int64_t compare(const Binding& heap, typename Binding::Ref a, typename Binding::Ref b) {
+  const std::uint64_t na = length(heap, a), nb = length(heap, b);
+  for (std::uint64_t i = 0; i < na && i < nb; ++i) {
+    const std::uint64_t ca = char_at(heap, a, i), cb = char_at(heap, b, i);
+    if (ca != cb) return static_cast<std::int64_t>(ca) - static_cast<std::int64_t>(cb);
+  }
+  return static_cast<std::int64_t>(na) - static_cast<std::int64_t>(nb);
 }
 
 /// Java's String.hashCode over the bytes (s[0]*31^(n-1) + ... + s[n-1], 32-bit wrap),

@@ -583,6 +583,12 @@ int Interpreter<Binding>::run() {
     R(1) = guest_strings::equal(heap_, R(2), R(3));
     NEXT(4);
   }
+  CASE(STRCMP) {
+    GCVM_CHECK_STRING(2)
+    GCVM_CHECK_STRING(3)
+    R(1) = static_cast<std::uint64_t>(guest_strings::compare(heap_, R(2), R(3)));
+    NEXT(4);
+  }
   CASE(STRCAT) {
     GCVM_CHECK_STRING(2)
     GCVM_CHECK_STRING(3)
@@ -599,7 +605,7 @@ int Interpreter<Binding>::run() {
       GCVM_FAIL("substring {} .. {} out of range for string '{}' of length {}", static_cast<std::int64_t>(from),
                 static_cast<std::int64_t>(to), fn->slots[ip[2]].name, length);
     GCVM_SAVE();
-    const std::string text = guest_strings::bytes(heap_, R(2)).substr(from, to - from);
+    const std::string text = guest_strings::bytes(heap_, R(2), from, to);
     R(1) = new_string(text);
     NEXT(5);
   }
@@ -626,6 +632,8 @@ int Interpreter<Binding>::run() {
   }
 #undef GCVM_CHECK_STRING
   CASE(FSQRT) SETF(1, std::sqrt(F(2))); NEXT(3);
+  CASE(FSIN) SETF(1, std::sin(F(2))); NEXT(3);
+  CASE(FCOS) SETF(1, std::cos(F(2))); NEXT(3);
   CASE(CLOCK) R(1) = static_cast<std::uint64_t>(clock_us()); NEXT(2);
   CASE(GC) {
     GCVM_SAVE();

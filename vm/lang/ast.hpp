@@ -111,13 +111,19 @@ struct FieldDecl {
   TypeExpr type;
 };
 
+/// A class, or an interface (`is_interface`: no fields, no constructor, every method
+/// abstract). `bounds[i]` is type parameter i's bound (`K: CustomHash<K>`), with an
+/// empty name when it has none.
 struct ClassDecl {
   std::string name;
   SourceLoc loc;
   std::vector<std::string> type_params;
+  std::vector<TypeExpr> bounds;
   bool has_super = false;
   TypeExpr super;
+  std::vector<TypeExpr> interfaces;  // `implements I, J<T>` (an interface: `extends`)
   bool is_abstract = false;
+  bool is_interface = false;
   std::vector<FieldDecl> fields;
   std::vector<std::unique_ptr<FuncDecl>> methods;  // `init` is the constructor
 };

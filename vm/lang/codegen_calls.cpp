@@ -80,12 +80,13 @@ Value FunctionCompiler::method_call(Expr& e, const Value& recv, std::uint32_t de
       emit(Op::STRHASH, {d, recv.slot});
       return Value{d, Type::of(K::Int)};
     }
-    if (e.name == "equals" && want(1)) {
+    if ((e.name == "equals" || e.name == "compareTo") && want(1)) {
       const Value o = gen(*e.kids[1]);
-      expect(*e.kids[1], o.type, Type::of(K::String), "argument of 'equals'");
-      const std::uint32_t d = target(dest, Type::of(K::Bool));
-      emit(Op::STREQ, {d, recv.slot, o.slot});
-      return Value{d, Type::of(K::Bool)};
+      expect(*e.kids[1], o.type, Type::of(K::String), "argument of '" + e.name + "'");
+      const Type t = Type::of(e.name == "equals" ? K::Bool : K::Int);
+      const std::uint32_t d = target(dest, t);
+      emit(e.name == "equals" ? Op::STREQ : Op::STRCMP, {d, recv.slot, o.slot});
+      return Value{d, t};
     }
     if (e.name == "substring" && want(2)) {
       const std::uint32_t from = int_arg(1);
@@ -94,7 +95,8 @@ Value FunctionCompiler::method_call(Expr& e, const Value& recv, std::uint32_t de
       emit(Op::STRSUB, {d, recv.slot, from, to});
       return Value{d, Type::of(K::String)};
     }
-    if (e.name != "length" && e.name != "charAt" && e.name != "hashCode" && e.name != "equals" && e.name != "substring")
+    if (e.name != "length" && e.name != "charAt" && e.name != "hashCode" && e.name != "equals" &&
+        e.name != "compareTo" && e.name != "substring")
       error(e.loc, "a string has no method '" + e.name + "'");
     return bad();
   }
@@ -111,9 +113,13 @@ Value FunctionCompiler::method_call(Expr& e, const Value& recv, std::uint32_t de
       const Value fv = field_get(recv, *f, kNoSlot);
       if (fv.type.k == K::Func) return closure_call(e, fv, 1, dest, discard);
     }
-    error(e.loc, "class " + recv.type.cls->name + " has no method '" + e.name + "'");
+    error(e.loc, std::string(recv.type.cls->is_interface ? "interface " : "class ") + recv.type.cls->name +
+                     " has no method '" + e.name + "'");
     return bad();
   }
+  if (k == K::Param && this_class_ != nullptr && recv.type.param < this_class_->bounds.size() &&
+      !this_class_->bounds[recv.type.param].is_error())
+    return method_call(e, Value{recv.slot, this_class_->bounds[recv.type.param]}, dest, discard);
   error(e.loc, "a " + type_name(recv.type) + " has no method '" + e.name + "'");
   return bad();
 }
@@ -205,6 +211,8 @@ Value FunctionCompiler::builtin(Expr& e, std::uint32_t dest, bool& handled) {
     return Value{kNoSlot, Type::of(K::Void)};
   }
   if (n == "sqrt") return unary(K::Float, Op::FSQRT, K::Float);
+  if (n == "sin") return unary(K::Float, Op::FSIN, K::Float);
+  if (n == "cos") return unary(K::Float, Op::FCOS, K::Float);
   if (n == "toFloat") return unary(K::Int, Op::ITOF, K::Float);
   if (n == "toInt") return unary(K::Float, Op::FTOI, K::Int);
   if (n == "chr") return unary(K::Int, Op::STRCHR, K::String);
@@ -252,7 +260,7 @@ Value FunctionCompiler::new_object(Expr& e, std::uint32_t dest) {
     return bad();
   }
   ClassSym* c = t.cls;
-  if (c->is_abstract) error(e.loc, "cannot instantiate abstract class " + c->name);
+  if (c->is_abstract) error(e.loc, std::string("cannot instantiate ") + (c->is_interface ? "interface " : "abstract class ") + c->name);
   const std::uint32_t d = temp(true);
   emit(Op::NEW, {d, c->index});
   if (c->dispatched) {
@@ -277,7 +285,7 @@ Value FunctionCompiler::lambda(Expr& e, std::uint32_t dest) {
   pl.decl = &f;
   for (const Param& prm : f.params) pl.params.push_back(p_.resolve(prm.type, this_class_));
   pl.result = f.result.empty() ? Type::of(K::Void) : p_.resolve(f.result[0], this_class_);
-  ClassSym& c = p_.new_class(fn_.name + "$lambda" + std::to_string(p_.lambdas.size()));
+  ClassSym& c = p_.new_class(fn().name + "$lambda" + std::to_string(p_.lambdas.size()));
   c.dispatched = true;
   p_.add_field(c, "$class", Type::of(K::Int));
   if (f.captures_this && this_slot_ != kNoSlot) {

@@ -1,5 +1,6 @@
 #include "vm/lang/compiler.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -110,7 +111,23 @@ Type Program::resolve(const TypeExpr& t, const ClassSym* context) {
     }
     out.args.push_back(std::move(at));
   }
+  if (check_bounds) check_type_arguments(t, out, context);
   return out;
+}
+
+void Program::check_type_arguments(const TypeExpr& t, const Type& type, const ClassSym* context) {
+  const ClassSym* c = type.cls;
+  for (std::size_t i = 0; i < c->bounds.size(); ++i) {
+    if (c->bounds[i].is_error()) continue;
+    const Type want = substitute(c->bounds[i], type.args);
+    const Type& arg = type.args[i];
+    const bool ok = arg.k == K::Param ? context != nullptr && arg.param < context->bounds.size() &&
+                                            context->bounds[arg.param] == want
+                                      : assignable(arg, want);
+    if (!ok)
+      diag.error(t.args[i].loc, "type argument " + type_name(arg) + " of " + c->name + " does not implement " +
+                                    type_name(want));
+  }
 }
 
 namespace {
@@ -133,7 +150,7 @@ class Compiler {
       if (!loaded_.insert(name).second) continue;
       const char* text = tern_stdlib_module(name);
       if (text == nullptr) {
-        p_.diag.error(loc, "unknown module '" + name + "' (the standard library has: harness, random, vector)");
+        p_.diag.error(loc, "unknown module '" + name + "' (the standard library has: " + tern_stdlib_names() + ")");
         continue;
       }
       units_.push_back(parse(text, "std/" + name, p_.diag));
@@ -149,6 +166,7 @@ class Compiler {
     p_.add_field(*p_.box_ref, "value", Type::of(K::Object));
     p_.finish_class(*p_.box_ref);
     std::vector<ClassSym*> declared;
+    std::vector<std::pair<ClassSym*, const TypeExpr*>> implemented;
     for (Unit& u : units_)
       for (auto& cd : u.classes) {
         if (p_.classes.count(cd->name) || is_builtin_type(cd->name)) {
@@ -159,15 +177,50 @@ class Compiler {
         c.decl = cd.get();
         c.type_params = cd->type_params;
         c.is_abstract = cd->is_abstract;
+        c.is_interface = cd->is_interface;
         p_.classes[c.name] = &c;
         declared.push_back(&c);
+      }
+    for (ClassSym* c : declared) {
+      c->bounds.assign(c->type_params.size(), Type::of(K::Error));
+      for (std::size_t i = 0; i < c->decl->bounds.size(); ++i) {
+        const TypeExpr& b = c->decl->bounds[i];
+        if (b.name.empty()) continue;
+        const Type bt = p_.resolve(b, c);
+        if (!bt.is_error() && (bt.k != K::Class || !bt.cls->is_interface))
+          p_.diag.error(b.loc, "the bound of a type parameter must be an interface, not " + type_name(bt));
+        else c->bounds[i] = bt;
+      }
+      for (const TypeExpr& i : c->decl->interfaces) {
+        const Type it = p_.resolve(i, c);
+        if (it.is_error()) continue;
+        const std::string kind = c->is_interface ? "interface " : "class ";
+        if (it.k != K::Class || !it.cls->is_interface) {
+          p_.diag.error(i.loc, c->is_interface ? "an interface can only extend an interface, not " + type_name(it)
+                                               : "a class can only implement an interface, not " + type_name(it));
+          continue;
+        }
+        if (std::find(c->interfaces.begin(), c->interfaces.end(), it) != c->interfaces.end()) {
+          p_.diag.error(i.loc, kind + c->name + " already " + (c->is_interface ? "extends " : "implements ") +
+                                   type_name(it));
+          continue;
+        }
+        c->interfaces.push_back(it);
+        implemented.emplace_back(c, &i);
+      }
+    }
+    for (ClassSym* c : declared)
+      if (c->is_interface && extends_itself(c, c)) {
+        p_.diag.error(c->decl->loc, "interface " + c->name + " extends itself");
+        c->interfaces.clear();
       }
     for (ClassSym* c : declared) {
       if (!c->decl->has_super) continue;
       const Type st = p_.resolve(c->decl->super, c);
       if (st.is_error()) continue;
-      if (st.k != K::Class) {
-        p_.diag.error(c->decl->super.loc, "a class can only extend a class, not " + type_name(st));
+      if (st.k != K::Class || st.cls->is_interface) {
+        p_.diag.error(c->decl->super.loc, "a class can only extend a class, not " + type_name(st) +
+                                              (st.k == K::Class ? " (an interface: use 'implements')" : ""));
         continue;
       }
       bool cycle = false;
@@ -182,11 +235,73 @@ class Compiler {
     }
     for (ClassSym* c : declared) {
       bool dispatched = false;
-      for (const ClassSym* a = c; a != nullptr; a = a->super) dispatched |= a->super != nullptr || !a->subclasses.empty();
-      c->dispatched = dispatched;
+      for (const ClassSym* a = c; a != nullptr; a = a->super)
+        dispatched |= a->super != nullptr || !a->subclasses.empty() || !a->interfaces.empty();
+      c->dispatched = dispatched && !c->is_interface;
     }
+    // Bounds hold once every class knows its interfaces: check the types written so far.
+    p_.check_bounds = true;
+    for (ClassSym* c : declared)
+      if (c->super != nullptr) p_.resolve(c->decl->super, c);
+    for (const auto& [c, i] : implemented) p_.resolve(*i, c);
     std::set<ClassSym*> done;
     for (ClassSym* c : declared) lay_out(c, done);
+    fill_interface_slots(declared);
+  }
+
+  /// Whether `target` is among the interfaces that `c` extends, directly or not.
+  static bool extends_itself(const ClassSym* c, const ClassSym* target, std::set<const ClassSym*> seen = {}) {
+    for (const Type& i : c->interfaces) {
+      if (i.cls == target) return true;
+      if (seen.insert(i.cls).second && extends_itself(i.cls, target, seen)) return true;
+    }
+    return false;
+  }
+
+  /// Gives every interface method its own vtable slot after every class's slots and
+  /// fills those slots in the vtable of each class that implements the interface.
+  void fill_interface_slots(const std::vector<ClassSym*>& declared) {
+    std::size_t base = 0;
+    for (const ClassSym* c : declared) base = std::max(base, c->vtable.size());
+    std::size_t next = base;
+    for (ClassSym* c : declared) {
+      if (!c->is_interface) continue;
+      for (auto& md : c->decl->methods)
+        if (MethodSym* m = c->method(md->name); m != nullptr && m->decl == md.get()) {
+          m->vslot = static_cast<std::int32_t>(next++);
+          m->overridden = true;
+        }
+    }
+    for (ClassSym* c : declared) {
+      if (c->is_interface) continue;
+      std::set<const MethodSym*> done;
+      for (Type cur = own_type(*c); cur.k == K::Class;) {
+        for (const Type& it : cur.cls->interfaces) implement(*c, substitute(it, cur.args), next, done);
+        if (cur.cls->super == nullptr) break;
+        cur = substitute(cur.cls->super_type, cur.args);
+      }
+    }
+  }
+  /// Fills the slots of the methods that `iface` and the interfaces it extends declare
+  /// in the vtable of `c`, or reports what `c` lacks; `done`: the methods seen so far.
+  void implement(ClassSym& c, const Type& iface, std::size_t slots, std::set<const MethodSym*>& done) {
+    for (const Type& parent : iface.cls->interfaces) implement(c, substitute(parent, iface.args), slots, done);
+    for (const auto& [name, im] : iface.cls->methods) {
+      if (im->owner != iface.cls || !done.insert(im).second) continue;
+      MethodSym* m = c.method(name);
+      if (m == nullptr || m->name == "init") {
+        if (!c.is_abstract)
+          p_.diag.error(c.decl->loc, "class " + c.name + " does not implement " + im->owner->name + "." + name);
+        continue;
+      }
+      if (!same_signature(*m, own_type(c), *im, iface)) {
+        p_.diag.error(m->decl->loc, "method '" + name + "' of class " + c.name + " does not match " +
+                                        im->owner->name + "." + name + " of " + type_name(iface));
+        continue;
+      }
+      if (c.vtable.size() < slots) c.vtable.resize(slots, nullptr);
+      c.vtable[static_cast<std::size_t>(im->vslot)] = m;
+    }
   }
   static bool is_builtin_type(const std::string& n) {
     return n == "int" || n == "float" || n == "bool" || n == "string" || n == "Object";
@@ -252,11 +367,45 @@ class Compiler {
       }
       c->methods[m.name] = &m;
     }
+    if (c->is_interface) {
+      inherit_interface_methods(*c, done);
+      return;
+    }
     if (!c->is_abstract)
       for (const auto& [name, m] : c->methods)
         if (m->is_abstract)
           p_.diag.error(c->decl->loc, "class " + c->name + " does not implement abstract method " + m->owner->name +
                                           "." + name);
+  }
+
+  /// Gives interface `c` the methods of the interfaces it extends; one that `c` declares
+  /// again must have the same signature.
+  void inherit_interface_methods(ClassSym& c, std::set<ClassSym*>& done) {
+    for (const Type& parent : c.interfaces) {
+      lay_out(parent.cls, done);
+      for (const auto& [name, im] : parent.cls->methods) {
+        MethodSym* own = c.method(name);
+        if (own == nullptr) {
+          c.methods[name] = im;
+        } else if (own != im && !same_signature(*own, own_type(c), *im, parent)) {
+          p_.diag.error(own->decl->loc, "method '" + name + "' of interface " + c.name + " does not match " +
+                                            im->owner->name + "." + name + " of " + type_name(parent));
+        }
+      }
+    }
+  }
+
+  /// Whether `m` seen from `m_holder` (a type that has it) and `other` seen from
+  /// `other_holder` take the same parameters and give the same result.
+  static bool same_signature(const MethodSym& m, const Type& m_holder, const MethodSym& other, const Type& other_holder) {
+    const std::vector<Type> m_args = as_ancestor(m_holder, m.owner).args;
+    const std::vector<Type> other_args = as_ancestor(other_holder, other.owner).args;
+    if (m.params.size() != other.params.size() ||
+        substitute(m.result, m_args) != substitute(other.result, other_args))
+      return false;
+    for (std::size_t i = 0; i < m.params.size(); ++i)
+      if (substitute(m.params[i], m_args) != substitute(other.params[i], other_args)) return false;
+    return true;
   }
 
   void declare_functions_and_globals() {
@@ -309,13 +458,7 @@ class Compiler {
   void compile_bodies() {
     for (ClassSym& c : p_.class_storage) {
       if (c.decl == nullptr) continue;
-      Type this_type = Type::of(K::Class);
-      this_type.cls = &c;
-      for (std::uint32_t i = 0; i < c.type_params.size(); ++i) {
-        Type prm = Type::of(K::Param);
-        prm.param = i;
-        this_type.args.push_back(prm);
-      }
+      const Type this_type = own_type(c);
       for (auto& md : c.decl->methods) {
         MethodSym* m = nullptr;
         for (MethodSym& ms : p_.method_storage)
@@ -359,7 +502,7 @@ class Compiler {
       p_.diag.error(main->second.decl->loc, "main takes no parameters and returns nothing or an int");
     p_.module.main_function = main->second.function;
     for (ClassSym& c : p_.class_storage)
-      for (MethodSym* m : c.vtable) p_.module.classes[c.index].vtable.push_back(m->function);
+      for (MethodSym* m : c.vtable) p_.module.classes[c.index].vtable.push_back(m != nullptr ? m->function : 0);
   }
   void set_signature(std::uint32_t function, const Type& result) {
     FunctionInfo& f = p_.module.functions[function];

@@ -23,7 +23,10 @@ Module compile_tern(std::string_view source, const std::string& file);
 /// Reads and compiles a .tern file; a missing or unreadable file is an InputError.
 Module compile_tern_file(const std::string& path);
 
-/// The standard-library module `name` (harness, random, vector), or null.
+/// The standard-library module `name` (one of tern_stdlib_names()), or null.
 const char* tern_stdlib_module(std::string_view name);
+
+/// The standard library's module names, in alphabetical order, separated by ", ".
+std::string tern_stdlib_names();
 
 }  // namespace gcvm::vm

@@ -45,7 +45,7 @@ class FunctionCompiler {
  public:
   FunctionCompiler(Program& p, FuncDecl& f, std::uint32_t index, ClassSym* this_class, const Type& this_type,
                    const Type& result, const PendingLambda* lambda)
-      : p_(p), f_(f), fn_(p.module.functions[index]), this_class_(this_class), this_type_(this_type), result_(result),
+      : p_(p), f_(f), function_(index), this_class_(this_class), this_type_(this_type), result_(result),
         lambda_(lambda) {}
 
   void run(const std::vector<Type>& params) {
@@ -61,7 +61,7 @@ class FunctionCompiler {
       l.slot = new_slot(f_.params[i].var->name, params[i]);
       locals_[f_.params[i].var.get()] = l;
     }
-    fn_.param_count = static_cast<std::uint32_t>(fn_.slots.size());
+    fn().param_count = static_cast<std::uint32_t>(fn().slots.size());
     if (lambda_ != nullptr) {
       for (const FieldSym& fs : lambda_->cls->fields) {
         if (fs.name == "$this") {
@@ -89,48 +89,53 @@ class FunctionCompiler {
       l.boxed = true;
       make_box(l.slot, value, l.type);
     }
-    if (fn_.name == "main") emit_global_initializers();
+    if (fn().name == "main") emit_global_initializers();
     statements(f_.body);
     if (result_.k == K::Void) emit(Op::RETV, {});
     else emit(Op::FALLOFF, {});
-    for (std::uint32_t s = 0; s < fn_.slots.size(); ++s)
-      if (fn_.slots[s].is_ref) fn_.ref_slots.push_back(s);
-    fn_.frame_size = static_cast<std::uint32_t>(fn_.slots.size());
+    for (std::uint32_t s = 0; s < fn().slots.size(); ++s)
+      if (fn().slots[s].is_ref) fn().ref_slots.push_back(s);
+    fn().frame_size = static_cast<std::uint32_t>(fn().slots.size());
   }
 
  private:
+  /// The function being compiled, looked up on each use: compiling a lambda adds a
+  /// function to the Module, which may move the others.
+  FunctionInfo& fn() { return p_.module.functions[function_]; }
+  const FunctionInfo& fn() const { return p_.module.functions[function_]; }
+
   // --- emission ---
   void emit(Op op, std::initializer_list<std::uint32_t> operands) {
-    fn_.code.push_back(static_cast<std::uint32_t>(op));
-    fn_.lines.push_back(line_);
+    fn().code.push_back(static_cast<std::uint32_t>(op));
+    fn().lines.push_back(line_);
     for (std::uint32_t w : operands) {
-      fn_.code.push_back(w);
-      fn_.lines.push_back(line_);
+      fn().code.push_back(w);
+      fn().lines.push_back(line_);
     }
   }
-  std::uint32_t here() const { return static_cast<std::uint32_t>(fn_.code.size()); }
+  std::uint32_t here() const { return static_cast<std::uint32_t>(fn().code.size()); }
   /// Emits a jump-like op whose last operand is a target patched later; returns its word.
   std::uint32_t emit_jump(Op op, std::initializer_list<std::uint32_t> operands) {
     emit(op, operands);
-    fn_.code.push_back(0);
-    fn_.lines.push_back(line_);
+    fn().code.push_back(0);
+    fn().lines.push_back(line_);
     return here() - 1;
   }
-  void patch(std::uint32_t at, std::uint32_t target) { fn_.code[at] = target; }
+  void patch(std::uint32_t at, std::uint32_t target) { fn().code[at] = target; }
   void patch(const Jumps& at, std::uint32_t target) {
     for (std::uint32_t a : at) patch(a, target);
   }
   void emit_call(Op op, std::uint32_t callee, std::uint32_t dest, const std::vector<std::uint32_t>& args) {
-    fn_.code.push_back(static_cast<std::uint32_t>(op));
-    for (std::uint32_t w : {callee, dest, static_cast<std::uint32_t>(args.size())}) fn_.code.push_back(w);
-    for (std::uint32_t a : args) fn_.code.push_back(a);
-    fn_.lines.resize(fn_.code.size(), line_);
+    fn().code.push_back(static_cast<std::uint32_t>(op));
+    for (std::uint32_t w : {callee, dest, static_cast<std::uint32_t>(args.size())}) fn().code.push_back(w);
+    for (std::uint32_t a : args) fn().code.push_back(a);
+    fn().lines.resize(fn().code.size(), line_);
   }
 
   // --- slots ---
   std::uint32_t new_slot(const std::string& name, const Type& t) {
-    fn_.slots.push_back(SlotInfo{name, type_name(t), t.is_ref()});
-    return static_cast<std::uint32_t>(fn_.slots.size() - 1);
+    fn().slots.push_back(SlotInfo{name, type_name(t), t.is_ref()});
+    return static_cast<std::uint32_t>(fn().slots.size() - 1);
   }
   std::uint32_t temp(bool is_ref) {
     auto& free = is_ref ? free_refs_ : free_scalars_;
@@ -139,8 +144,8 @@ class FunctionCompiler {
       s = free.back();
       free.pop_back();
     } else {
-      s = static_cast<std::uint32_t>(fn_.slots.size());
-      fn_.slots.push_back(SlotInfo{(is_ref ? "%r" : "%t") + std::to_string(s), is_ref ? "ref" : "scalar", is_ref});
+      s = static_cast<std::uint32_t>(fn().slots.size());
+      fn().slots.push_back(SlotInfo{(is_ref ? "%r" : "%t") + std::to_string(s), is_ref ? "ref" : "scalar", is_ref});
     }
     live_temps_.push_back(s);
     return s;
@@ -150,7 +155,7 @@ class FunctionCompiler {
     while (live_temps_.size() > mark) {
       const std::uint32_t s = live_temps_.back();
       live_temps_.pop_back();
-      (fn_.slots[s].is_ref ? free_refs_ : free_scalars_).push_back(s);
+      (fn().slots[s].is_ref ? free_refs_ : free_scalars_).push_back(s);
     }
   }
   std::uint32_t target(std::uint32_t dest, const Type& t) { return dest != kNoSlot ? dest : temp_for(t); }
@@ -159,6 +164,10 @@ class FunctionCompiler {
   Value bad() { return Value{kNoSlot, Type::of(K::Error)}; }
   bool expect(const Expr& e, const Type& got, const Type& want, const std::string& what) {
     if (assignable(got, want)) return true;
+    // A value of a bounded type parameter converts to its bound.
+    if (got.k == K::Param && this_class_ != nullptr && got.param < this_class_->bounds.size() &&
+        !this_class_->bounds[got.param].is_error() && assignable(this_class_->bounds[got.param], want))
+      return true;
     error(e.loc, what + ": expected " + type_name(want) + ", found " + type_name(got));
     return false;
   }
@@ -451,7 +460,7 @@ class FunctionCompiler {
 
   Program& p_;
   FuncDecl& f_;
-  FunctionInfo& fn_;
+  std::uint32_t function_;  // the Module function being compiled
   ClassSym* this_class_;
   Type this_type_;
   Type result_;

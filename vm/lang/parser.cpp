@@ -76,7 +76,8 @@ class Parser {
   }
   static bool is_keyword(std::string_view w) {
     for (std::string_view k : {"class", "extends", "abstract", "fn", "var", "init", "return", "if", "else", "while",
-                               "for", "new", "null", "true", "false", "this", "super", "import"})
+                               "for", "new", "null", "true", "false", "this", "super", "import", "interface",
+                               "implements"})
       if (w == k) return true;
     return false;
   }
@@ -84,7 +85,8 @@ class Parser {
   void recover_declaration() {
     int depth = 0;
     while (!at(Tok::End)) {
-      if (depth == 0 && (at_word("class") || at_word("fn") || at_word("abstract") || at_word("import") || at_word("var")))
+      if (depth == 0 && (at_word("class") || at_word("interface") || at_word("fn") || at_word("abstract") ||
+                         at_word("import") || at_word("var")))
         return;
       if (at(Tok::LBrace)) ++depth;
       if (at(Tok::RBrace) && --depth <= 0) {
@@ -118,6 +120,8 @@ class Parser {
       expect(Tok::Semicolon, "after the import");
     } else if (at_word("class") || at_word("abstract")) {
       u.classes.push_back(class_decl());
+    } else if (at_word("interface")) {
+      u.classes.push_back(interface_decl());
     } else if (at_word("fn")) {
       take();
       u.functions.push_back(function(false));
@@ -134,7 +138,7 @@ class Parser {
       expect(Tok::Semicolon, "after the global");
       u.globals.push_back(std::move(g));
     } else {
-      fail("expected a declaration (class, fn, var or import), found " + describe(cur()));
+      fail("expected a declaration (class, interface, fn, var or import), found " + describe(cur()));
     }
   }
 
@@ -144,13 +148,13 @@ class Parser {
     if (!accept_word("class")) fail("expected 'class' after 'abstract'");
     c->loc = cur().loc;
     c->name = name("a class name");
-    if (accept(Tok::Lt)) {
-      do c->type_params.push_back(name("a type parameter")); while (accept(Tok::Comma));
-      expect_close_angle();
-    }
+    type_params(*c);
     if (accept_word("extends")) {
       c->has_super = true;
       c->super = type();
+    }
+    if (accept_word("implements")) {
+      do c->interfaces.push_back(type()); while (accept(Tok::Comma));
     }
     expect(Tok::LBrace, "to open the class body");
     while (!at(Tok::RBrace) && !at(Tok::End)) {
@@ -161,6 +165,43 @@ class Parser {
       }
     }
     expect(Tok::RBrace, "to close the class");
+    return c;
+  }
+
+  /// `<T, K: Bound, ...>` after a class or interface name, if present.
+  void type_params(ClassDecl& c) {
+    if (!accept(Tok::Lt)) return;
+    do {
+      c.type_params.push_back(name("a type parameter"));
+      c.bounds.emplace_back();
+      if (accept(Tok::Colon)) c.bounds.back() = type();
+    } while (accept(Tok::Comma));
+    expect_close_angle();
+  }
+
+  /// `interface NAME<T...> [extends I, ...] { fn m(params): R; ... }`: every method
+  /// abstract.
+  std::unique_ptr<ClassDecl> interface_decl() {
+    take();
+    auto c = std::make_unique<ClassDecl>();
+    c->is_interface = c->is_abstract = true;
+    c->loc = cur().loc;
+    c->name = name("an interface name");
+    type_params(*c);
+    if (accept_word("extends")) {
+      do c->interfaces.push_back(type()); while (accept(Tok::Comma));
+    }
+    expect(Tok::LBrace, "to open the interface body");
+    while (!at(Tok::RBrace) && !at(Tok::End)) {
+      try {
+        if (!accept_word("fn")) fail("an interface holds only method signatures (fn), found " + describe(cur()));
+        if (at_word("init")) fail("an interface has no constructor");
+        c->methods.push_back(function(true));
+      } catch (const SyntaxError&) {
+        recover_statement();
+      }
+    }
+    expect(Tok::RBrace, "to close the interface");
     return c;
   }
 

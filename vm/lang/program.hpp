@@ -53,6 +53,7 @@ struct Program {
   std::vector<GlobalDecl*> global_inits;  // in declaration order, run at the start of main
   ClassSym* box_scalar = nullptr;          // the boxes of captured, assigned locals
   ClassSym* box_ref = nullptr;
+  bool check_bounds = false;               // type arguments are checked against bounds once interfaces are known
 
   /// A new class symbol registered in the Module (fields are added by add_field, then
   /// finish_class writes the ClassInfo).
@@ -61,6 +62,9 @@ struct Program {
   void finish_class(ClassSym& c);
   /// The type written as `t`; `context` gives the type parameters in scope.
   Type resolve(const TypeExpr& t, const ClassSym* context);
+  /// Reports each type argument of the class type `type` (written as `t`) that does not
+  /// implement its parameter's bound; `context`'s bounds hold for its own parameters.
+  void check_type_arguments(const TypeExpr& t, const Type& type, const ClassSym* context);
   /// Module index of field `name` of `c`.
   std::uint32_t field_ref(const ClassSym& c, const FieldSym& f) const;
   /// A new Module function with the given name and line; returns its index.

@@ -34,6 +34,17 @@ std::string type_name(const Type& t) {
   return "?";
 }
 
+Type own_type(ClassSym& c) {
+  Type t = Type::of(Type::K::Class);
+  t.cls = &c;
+  for (std::uint32_t i = 0; i < c.type_params.size(); ++i) {
+    Type prm = Type::of(Type::K::Param);
+    prm.param = i;
+    t.args.push_back(prm);
+  }
+  return t;
+}
+
 Type substitute(const Type& t, const std::vector<Type>& args) {
   if (t.k == Type::K::Param) return t.param < args.size() ? args[t.param] : t;
   if (t.args.empty()) return t;
@@ -44,12 +55,17 @@ Type substitute(const Type& t, const std::vector<Type>& args) {
 
 Type as_ancestor(const Type& t, const ClassSym* target) {
   if (t.k != Type::K::Class) return Type::of(Type::K::Error);
-  Type cur = t;
-  while (cur.cls != target) {
-    if (cur.cls->super == nullptr) return Type::of(Type::K::Error);
-    cur = substitute(cur.cls->super_type, cur.args);
+  if (t.cls == target) return t;
+  for (const Type& i : t.cls->interfaces) {
+    Type found = as_ancestor(substitute(i, t.args), target);
+    if (!found.is_error()) return found;
   }
-  return cur;
+  if (t.cls->super == nullptr) return Type::of(Type::K::Error);
+  return as_ancestor(substitute(t.cls->super_type, t.args), target);
+}
+
+bool implements(const Type& from, const Type& to) {
+  return to.k == Type::K::Class && to.cls->is_interface && as_ancestor(from, to.cls) == to;
 }
 
 bool assignable(const Type& from, const Type& to) {

@@ -13,6 +13,16 @@
 // scalar field `$class` (index 0) that holds its class index; CALLV reads it. Field
 // access through a static type that has subclasses uses the heap's by-index access
 // (GETRD ...); through a class without subclasses, the precomputed field handles.
+//
+// Interfaces are ClassSyms without fields whose methods are all abstract; an interface
+// that extends others has their methods too. Each method declared in an interface owns
+// one vtable slot of its own, after every class's own slots,
+// so a call through an interface type is one CALLV whatever class the receiver has;
+// the vtable of a class that implements interfaces (itself or through an ancestor)
+// fills those slots, and such a class takes part in dynamic dispatch. A class's type
+// parameter may be bounded by an interface (`K: CustomHash<K>`): a value of that
+// parameter's type offers the interface's methods, and each type argument must
+// implement the bound.
 #pragma once
 
 #include <cstdint>
@@ -85,6 +95,9 @@ struct ClassSym {
   std::vector<ClassSym*> subclasses;
   bool dispatched = false;    // has the $class field and a vtable
   bool is_abstract = false;
+  bool is_interface = false;
+  std::vector<Type> interfaces;  // `implements` (an interface: `extends`), in this class's type parameters
+  std::vector<Type> bounds;      // per type parameter: its interface bound, or Error for none
   std::vector<FieldSym> fields;  // inherited first; $class is fields[0] when dispatched
   std::uint32_t ref_fields = 0, scalar_fields = 0;
   std::map<std::string, MethodSym*> methods;  // own and inherited (the most derived)
@@ -107,13 +120,21 @@ struct ClassSym {
   }
 };
 
+/// The class type of `c` as its own code sees it: its type parameters as arguments.
+Type own_type(ClassSym& c);
+
 /// Replaces type parameters in `t` by `args` (an erased parameter stays Object when
 /// `args` is empty, as inside the generic class itself it stays a parameter).
 Type substitute(const Type& t, const std::vector<Type>& args);
 
-/// The type `t` (a class type) seen as its ancestor `target` with that ancestor's
-/// type arguments; Error when `target` is not an ancestor.
+/// The type `t` (a class or interface type) seen as its ancestor `target` (a
+/// superclass, or an interface it implements or extends, directly or through an
+/// ancestor) with that ancestor's type arguments; Error when `target` is not one.
 Type as_ancestor(const Type& t, const ClassSym* target);
+
+/// Whether the class or interface type `from` implements or extends the interface
+/// type `to` (itself or through an ancestor).
+bool implements(const Type& from, const Type& to);
 
 /// Whether a value of type `from` may be stored where `to` is expected.
 bool assignable(const Type& from, const Type& to);

@@ -160,6 +160,7 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
       {"refgraph", f.refgraph},
       {"exit_status", f.exit_status},
       {"run_ms", f.run_ms},
+      {"startup_ms", f.startup_ms},
       {"elapsed_ms", f.elapsed_ms},
       {"heap_limit_bytes", f.heap_limit_bytes},
       {"heap_used_bytes", f.heap_used_bytes},

@@ -24,6 +24,7 @@ struct RunFacts {
   std::uint64_t heap_used_bytes = 0;  // at exit
   AllocationTotals allocated;
   double run_ms = 0;
+  double startup_ms = 0;  // process clock at the guest's first instruction: reading and compiling the program, the heap's setup
   double elapsed_ms = 0;  // process clock at the end of the run: the span of the pause timeline
   int exit_status = 0;
 };
