@@ -31,6 +31,20 @@ std::optional<EdgeIndex> RefGraph::reserve_edges(std::uint64_t count) {
   return base;
 }
 
+bool RefGraph::copy_from(const RefGraph& source) {
+  const std::uint64_t vertices = source.vertex_count();
+  const std::uint64_t edges = source.edge_count();
+  if (vertices > begin_.size() && !(begin_.grow_to(vertices) && degree_.grow_to(vertices))) return false;
+  if (edges > edge_space_.high_water()) {
+    if (!edge_space_.allocate(edges - edge_space_.high_water())) return false;
+    if (!edges_.grow_to(edge_space_.high_water())) return false;
+  }
+  std::copy_n(source.begin_.data(), vertices, begin_.data());
+  std::copy_n(source.degree_.data(), vertices, degree_.data());
+  std::copy_n(source.edges_.data(), edges, edges_.data());
+  return true;
+}
+
 void RefGraph::release_edges(EdgeIndex base, std::uint64_t count) { edge_space_.release(base, count); }
 
 std::uint64_t RefGraph::committed_bytes() const {

@@ -19,9 +19,17 @@
 //   - `constraints()`: what the marker needs (a device, threads);
 //   - `mark(request, out)`: the entry point;
 //   - statistics: MarkStats with marker-specific `details` entries.
+//
+// Snapshot marks (the concurrent plan, gc/plans/concurrent_collector.hpp) have the
+// same shape for every marker: `snapshot(request)` runs in the pause and takes what the
+// mark needs; the SnapshotMark it returns marks that snapshot later, on another thread,
+// while the mutator changes the graph (gc/markers/snapshot_mark.hpp). CPU markers get
+// it from Marker's default, which copies the graph; device markers sync their mirror
+// and upload the roots in the pause and run the kernels in the SnapshotMark.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -74,6 +82,7 @@ class MarkError : public std::runtime_error {
 };
 
 class ThreadPool;
+class SnapshotMark;
 
 class Marker {
  public:
@@ -85,6 +94,15 @@ class Marker {
   /// The worker threads of a CPU-parallel marker, which the collector's sweep borrows
   /// (gc/heap/sweep.hpp); null for markers that run on one thread or a device.
   virtual ThreadPool* thread_pool() { return nullptr; }
+  /// In the pause: a snapshot of request.graph and request.roots (request.premarked
+  /// must be empty), to be marked by the returned SnapshotMark after the pause. At most
+  /// one snapshot mark of a marker exists at a time, and `mark` is not called while it
+  /// does. The default copies the graph into a host copy that this marker keeps between
+  /// cycles and marks it with `mark`.
+  virtual std::unique_ptr<SnapshotMark> snapshot(const MarkRequest& request);
+
+ private:
+  std::unique_ptr<RefGraph> host_copy_;  // the default snapshot's graph, made on first use
 };
 
 }  // namespace gcvm

@@ -1,7 +1,7 @@
 // The Are We Fast Yet benchmarks in Tern (workloads/awfy/*.tern): each prints its
 // expected output, with its result verified by its own harness, under every collector
-// with --verify-heap, under the generational plan with a small nursery, and under
-// libgc when it is built. A benchmark's `// args:` and `// heap:` lines give the small
+// with --verify-heap, under the generational plan with a small nursery, under the
+// concurrent plan with an early trigger, and under libgc when it is built. A benchmark's `// args:` and `// heap:` lines give the small
 // size the tests use.
 #include <doctest/doctest.h>
 
@@ -73,6 +73,7 @@ TEST_CASE("every AWFY benchmark verifies its result under every collector and pl
     for (const std::string& collector : collector_flags()) {
       check_run(base + collector + " --verify-heap" + args, expected);
       check_run(base + collector + " --plan=generational --nursery=64K --verify-heap" + args, expected);
+      check_run(base + collector + " --plan=concurrent --concurrent-trigger=25 --verify-heap" + args, expected);
     }
 #if GCVM_HAVE_BOEHM
     check_run("run " + program.string() + " --stats=json --gc=boehm --heap=16M" + args, expected);
