@@ -84,7 +84,7 @@ int run_program(const RunArgs& args) {
     if (!args.record_trace.empty())
       throw UsageError("--record-trace records a gcvm heap; it does not apply to --gc=boehm");
     if (generational || concurrent)
-      throw UsageError("--plan=" + args.plan + " needs a gcvm heap; --gc=boehm is libgc's own (non-generational) collector");
+      throw UsageError("--plan=" + args.plan + " needs a gcvm heap; --gc=boehm is libgc's own stop-the-world, non-generational collector");
     return run_boehm(args, load_program(args.program), *limit, choice.threads, guest_args);
   }
 #endif
