@@ -223,7 +223,8 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   const std::size_t fallback_objects = pending.size();
   const std::size_t fallback_chunks = pending_chunks.size();
   if (fallback) {
-    if (fallback_request == nullptr) throw MarkError("gpu-bfs: the device stopped for a CPU fallback in a snapshot mark");
+    if (fallback_request == nullptr)
+      throw MarkError("gpu-bfs: the device stopped for a CPU fallback in a snapshot mark");
     const Stopwatch fallback_clock;
     cpu_edges = finish_mark_on_cpu(*fallback_request, std::move(pending), out, pending_chunks);
     fallback_ms = fallback_clock.elapsed_ms();

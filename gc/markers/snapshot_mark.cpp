@@ -7,11 +7,16 @@
 namespace gcvm {
 
 HostCopyMark::HostCopyMark(Marker& marker, RefGraph& copy, const MarkRequest& request)
-    : marker_(marker), copy_(copy), roots_(request.roots.begin(), request.roots.end()), block_count_(request.block_count) {
+    : marker_(marker),
+      copy_(copy),
+      roots_(request.roots.begin(), request.roots.end()),
+      block_count_(request.block_count) {
   const Stopwatch clock;
-  if (!copy.copy_from(request.graph)) throw MarkError("the snapshot's copy of the reference graph does not fit in memory");
+  if (!copy.copy_from(request.graph))
+    throw MarkError("the snapshot's copy of the reference graph does not fit in memory");
   pause_details.emplace_back("copy_ms", clock.elapsed_ms());
-  pause_details.emplace_back("copy_bytes", static_cast<double>(request.graph.vertex_count() * 12 + request.graph.edge_count() * 4));
+  const std::uint64_t bytes = request.graph.vertex_count() * 12 + request.graph.edge_count() * 4;
+  pause_details.emplace_back("copy_bytes", static_cast<double>(bytes));
 }
 
 MarkStats HostCopyMark::mark(MarkBitmap& out) { return marker_.mark({copy_, roots_, block_count_}, out); }

@@ -72,7 +72,8 @@ void ConcurrentCollector::start(std::span<const ObjectId> roots, std::string rea
     const Stopwatch check;
     snapshot_roots_.assign(roots.begin(), roots.end());
     if (snapshot_->host_graph() == nullptr) {
-      if (!verify_copy_) verify_copy_ = std::make_unique<RefGraph>(heap_.graph().max_vertices(), heap_.graph().max_edges());
+      const RefGraph& live = heap_.graph();
+      if (!verify_copy_) verify_copy_ = std::make_unique<RefGraph>(live.max_vertices(), live.max_edges());
       if (!verify_copy_->copy_from(heap_.graph())) throw VerifyError(what() + ": no memory for the verifying copy");
     }
     cycle_.verify_ms += check.elapsed_ms();
@@ -124,7 +125,8 @@ CollectionStats ConcurrentCollector::finish(std::span<const ObjectId> roots) {
     if (heap_.graph_mode() == RefGraphMode::Rebuild) heap_.rebuild_graph();
     reference_->mark({heap_.graph(), roots, heap_.blocks().high_water()}, reference_marks_);
     for (std::size_t b = 0; b < alloc_at_snapshot_.size(); ++b)
-      if (const std::uint64_t lost = reference_marks_.words()[b] & alloc_at_snapshot_[b] & ~marks_.words()[b]; lost != 0)
+      if (const std::uint64_t lost = reference_marks_.words()[b] & alloc_at_snapshot_[b] & ~marks_.words()[b];
+          lost != 0)
         throw VerifyError(what() + ": object " +
                           object_id_text(make_object_id(static_cast<std::uint32_t>(b),
                                                         static_cast<std::uint32_t>(std::countr_zero(lost)))) +

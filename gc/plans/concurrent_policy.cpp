@@ -8,7 +8,9 @@
 namespace gcvm {
 
 ConcurrentPolicy::ConcurrentPolicy(const ConcurrentOptions& options, std::uint64_t heap_limit_bytes)
-    : limit_bytes_(heap_limit_bytes), trigger_percent_(options.trigger_percent), cycle_allocation_(heap_limit_bytes / 3) {
+    : limit_bytes_(heap_limit_bytes),
+      trigger_percent_(options.trigger_percent),
+      cycle_allocation_(heap_limit_bytes / 3) {
   if (trigger_percent_ > 100)
     throw std::invalid_argument(fmt::format("the concurrent trigger {}% is outside 1..100", trigger_percent_));
 }
