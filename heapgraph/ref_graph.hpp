@@ -90,10 +90,14 @@ class RefGraph {
 
   /// Makes this graph a copy of `source` at this moment: its vertices, edge array and
   /// edge high-water mark (a concurrent cycle's host snapshot, which a CPU marker marks
-  /// while the mutator changes `source`). Neither graph's change record changes; this
+  /// while the mutator changes `source`). With `changes`, this graph already equals
+  /// `source` as it was when `changes` were last cleared, on its first `held_vertices`
+  /// vertices and `held_edges` edge slots, and only the entries `changes` marks there,
+  /// and everything past them, are copied. Neither graph's change record changes; this
   /// graph must only ever be a copy (it keeps its memory between copies). False when
   /// the copy does not fit this graph's limits.
-  bool copy_from(const RefGraph& source);
+  bool copy_from(const RefGraph& source, const GraphChanges* changes = nullptr, std::uint64_t held_vertices = 0,
+                 std::uint64_t held_edges = 0);
 
   /// Bytes of host memory the graph's arrays occupy (committed).
   std::uint64_t committed_bytes() const;

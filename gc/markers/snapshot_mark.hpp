@@ -9,14 +9,16 @@
 // A failure is a MarkError thrown from `mark`, leaving nothing in `out`.
 //
 // Two kinds:
-//   HostCopyMark   Marker's default: the pause copies the graph into a host RefGraph
-//                  that the marker keeps between cycles (RefGraph::copy_from) and the
+//   HostCopyMark   Marker's default: the pause brings a host copy of the graph that the
+//                  marker keeps between cycles (HostGraphCopy) up to date and copies the
 //                  roots; `mark` runs the marker's own `mark` on that copy.
 //   DeferredMark   a device marker's: the pause synced the mirror and uploaded the
 //                  roots; `mark` runs the rest (kernels, host checks, the download).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +26,27 @@
 #include "gc/markers/marker.hpp"
 
 namespace gcvm {
+
+/// The host copy of a graph that a CPU marker's snapshots mark, kept between cycles. It
+/// consumes the graph's change record as a device mirror does (DESIGN.md invariant 5,
+/// gc/device/graph_mirror.hpp): an update copies the entries marked changed since the
+/// last update and what the graph grew by, and clears the marks. It copies everything
+/// the first time, for another graph, without a change record, or when someone else
+/// cleared the changes since its last update (GraphChanges::generation).
+class HostGraphCopy {
+ public:
+  /// Brings the copy up to date with `source`; returns the bytes copied. Throws
+  /// MarkError when the copy does not fit in memory.
+  std::uint64_t update(const RefGraph& source, GraphChanges* changes);
+  const RefGraph& graph() const { return *copy_; }
+
+ private:
+  std::unique_ptr<RefGraph> copy_;
+  const RefGraph* source_ = nullptr;
+  std::uint64_t generation_ = 0;
+  std::uint64_t vertices_ = 0;  // of the source, at the last update
+  std::uint64_t edges_ = 0;
+};
 
 class SnapshotMark {
  public:
@@ -39,14 +62,14 @@ class SnapshotMark {
 
 class HostCopyMark final : public SnapshotMark {
  public:
-  /// Copies request.graph into `copy` and the roots (in the pause).
-  HostCopyMark(Marker& marker, RefGraph& copy, const MarkRequest& request);
+  /// Updates `copy` from request.graph and copies the roots (in the pause).
+  HostCopyMark(Marker& marker, HostGraphCopy& copy, const MarkRequest& request);
   MarkStats mark(MarkBitmap& out) override;
-  const RefGraph* host_graph() const override { return &copy_; }
+  const RefGraph* host_graph() const override { return &copy_.graph(); }
 
  private:
   Marker& marker_;
-  const RefGraph& copy_;
+  const HostGraphCopy& copy_;
   std::vector<ObjectId> roots_;
   std::uint32_t block_count_;
 };

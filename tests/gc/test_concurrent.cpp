@@ -1,5 +1,5 @@
-// The concurrent plan (gc/plans/concurrent_collector.hpp): the lazy sweep, the trigger
-// policy, and property tests in which a random mutator changes the heap while every
+// The concurrent plan (gc/plans/concurrent_collector.hpp): the lazy sweep, the host
+// copy of CPU markers' snapshots, the trigger policy, and property tests in which a random mutator changes the heap while every
 // marker (the GPU markers through OpenCL, PoCL in CI) marks a snapshot of it.
 #include <doctest/doctest.h>
 
@@ -11,6 +11,7 @@
 #include "gc/heap/heap.hpp"
 #include "gc/markers/marker_registry.hpp"
 #include "gc/markers/serial_marker.hpp"
+#include "gc/markers/snapshot_mark.hpp"
 #include "gc/plans/concurrent_collector.hpp"
 #include "gc/plans/concurrent_policy.hpp"
 #include "heap_mutator.hpp"
@@ -91,6 +92,37 @@ TEST_CASE("a lazy sweep still pending is finished before a stop-the-world collec
   CHECK(heap.is_live(kept));
   CHECK(s.mark.marked_objects == 1);
   CHECK(heap.blocks().live_objects() == 1);
+}
+
+TEST_CASE("a CPU marker's host copy copies what changed since the last snapshot, and equals the graph") {
+  Heap heap(HeapConfig{.limit_bytes = 16u << 20});
+  test::RandomMutator mutator(heap, 5, 32);
+  HostGraphCopy copy;
+  auto equal = [&] {
+    const RefGraph& live = heap.graph();
+    const RefGraph& held = copy.graph();
+    if (held.vertex_count() != live.vertex_count()) return false;
+    for (std::uint64_t v = 0; v < live.vertex_count(); ++v)
+      if (held.begin(v) != live.begin(v) || held.degree(v) != live.degree(v)) return false;
+    return std::equal(live.edge_data(), live.edge_data() + live.edge_count(), held.edge_data());
+  };
+  mutator.run(4000);
+  const std::uint64_t full = copy.update(heap.graph(), &heap.graph().changes());
+  CHECK(full == heap.graph().vertex_count() * 12 + heap.graph().edge_count() * 4);
+  CHECK(equal());
+  CHECK_FALSE(heap.graph().changes().any());  // the copy consumed them
+  for (int round = 0; round < 5; ++round) {
+    mutator.run(300);
+    const std::uint64_t bytes = copy.update(heap.graph(), &heap.graph().changes());
+    CHECK(bytes < heap.graph().vertex_count() * 12 + heap.graph().edge_count() * 4);
+    CHECK(equal());
+  }
+  // Someone else cleared the changes: the next update copies everything.
+  mutator.run(300);
+  heap.graph().changes().clear();
+  CHECK(copy.update(heap.graph(), &heap.graph().changes()) ==
+        heap.graph().vertex_count() * 12 + heap.graph().edge_count() * 4);
+  CHECK(equal());
 }
 
 TEST_CASE("the trigger leaves room for what the mutator allocates during a cycle") {
