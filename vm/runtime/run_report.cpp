@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "gc/plans/pause_metrics.hpp"
 #include "gc/plans/stats_report.hpp"
@@ -77,8 +78,9 @@ ConcurrentFigures concurrent_figures(const std::vector<CollectionStats>& collect
   return c;
 }
 
-std::string histogram_text(const PauseHistogram& h) {
-  return fmt::format("{} collection{}, pause total {:.3f} ms, p50 {:.3f}, p90 {:.3f}, max {:.3f} ms", h.count,
+/// `what` names what is counted: "collection", or "pause" where a collection has several.
+std::string histogram_text(const PauseHistogram& h, std::string_view what = "collection") {
+  return fmt::format("{} {}{}, pause total {:.3f} ms, p50 {:.3f}, p90 {:.3f}, max {:.3f} ms", h.count, what,
                      h.count == 1 ? "" : "s", h.total_ms, h.p50_ms, h.p90_ms, h.max_ms);
 }
 
@@ -189,7 +191,8 @@ std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& c
       f.allocated.objects, f.allocated.arrays, f.allocated.bytes / 1048576.0, collections.size(),
       collections.size() == 1 ? "" : "s", t.pause_ms, t.max_pause_ms, t.mark_ms, t.sweep_ms,
       t.rebuild_ms > 0 ? fmt::format(" + rebuild {:.3f} ms", t.rebuild_ms) : std::string());
-  text += "  pauses: " + histogram_text(pause_histogram(collections)) + "\n";
+  text += "  pauses: " + histogram_text(pause_histogram(collections), f.plan == "concurrent" ? "pause" : "collection") +
+          "\n";
   if (f.plan == "generational") {
     const GenerationalFigures g = generational_figures(collections);
     const auto ratio = g.young_per_full();
@@ -200,8 +203,8 @@ std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& c
   }
   if (f.plan == "concurrent") {
     const ConcurrentFigures c = concurrent_figures(collections);
-    text += fmt::format("  plan concurrent: initial pauses {}\n                   final pauses   {}\n", histogram_text(c.initial),
-                        histogram_text(c.final_pauses));
+    text += fmt::format("  plan concurrent: initial {}\n                   final   {}\n", histogram_text(c.initial, "pause"),
+                        histogram_text(c.final_pauses, "pause"));
     text += fmt::format("  stalled cycles: {} ({:.3f} ms waiting for marks), concurrent mark {:.3f} ms, lazy sweep {:.3f} ms\n",
                         c.stall.count, c.stall.total_ms, c.concurrent_mark_ms, c.lazy_sweep_ms);
   }
