@@ -102,6 +102,11 @@ TEST_CASE("concurrent flags that are wrong or out of place exit 2 with one line"
     CHECK(line_count(r.err) == 1);
     CHECK(r.err.find(c.says) != std::string::npos);
   }
+#if GCVM_HAVE_BOEHM
+  const auto boehm = run_gcvm(program + "--plan=concurrent --gc=boehm");
+  CHECK(boehm.exit_code == 2);
+  CHECK(boehm.err.find("--plan=concurrent needs a gcvm heap") != std::string::npos);
+#endif
 }
 
 TEST_CASE("gcvm run --plan=concurrent --record-trace: the replay collects at the snapshots what the cycles freed") {
