@@ -31,6 +31,34 @@ std::optional<EdgeIndex> RefGraph::reserve_edges(std::uint64_t count) {
   return base;
 }
 
+bool RefGraph::copy_from(const RefGraph& source, const GraphChanges* changes, std::uint64_t held_vertices,
+                         std::uint64_t held_edges) {
+  const std::uint64_t vertices = source.vertex_count();
+  const std::uint64_t edges = source.edge_count();
+  if (vertices > begin_.size() && !(begin_.grow_to(vertices) && degree_.grow_to(vertices))) return false;
+  if (edges > edge_space_.high_water()) {
+    if (!edge_space_.allocate(edges - edge_space_.high_water())) return false;
+    if (!edges_.grow_to(edge_space_.high_water())) return false;
+  }
+  auto copy_vertices = [&](std::uint64_t from, std::uint64_t to) {
+    std::copy(source.begin_.data() + from, source.begin_.data() + to, begin_.data() + from);
+    std::copy(source.degree_.data() + from, source.degree_.data() + to, degree_.data() + from);
+  };
+  auto copy_edges = [&](std::uint64_t from, std::uint64_t to) {
+    std::copy(source.edges_.data() + from, source.edges_.data() + to, edges_.data() + from);
+  };
+  if (changes == nullptr) held_vertices = held_edges = 0;
+  held_vertices = std::min(held_vertices, vertices);
+  held_edges = std::min(held_edges, edges);
+  if (changes != nullptr) {
+    changes->vertices.for_each_run(held_vertices, copy_vertices);
+    changes->edges.for_each_run(held_edges, copy_edges);
+  }
+  copy_vertices(held_vertices, vertices);
+  copy_edges(held_edges, edges);
+  return true;
+}
+
 void RefGraph::release_edges(EdgeIndex base, std::uint64_t count) { edge_space_.release(base, count); }
 
 std::uint64_t RefGraph::committed_bytes() const {

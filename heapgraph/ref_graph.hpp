@@ -75,6 +75,9 @@ class RefGraph {
   /// Length of the edge array (every slot ever reserved, live or not).
   std::uint64_t edge_count() const { return edge_space_.high_water(); }
   std::uint64_t edges_reserved() const { return edge_space_.in_use(); }
+  /// The limits given to the constructor (the address space reserved).
+  std::uint64_t max_vertices() const { return begin_.max_size(); }
+  std::uint64_t max_edges() const { return edge_space_.max_edges(); }
   std::uint64_t begin(ObjectId v) const { return begin_[v]; }
   std::uint32_t degree(ObjectId v) const { return degree_[v]; }
   std::span<const ObjectId> out_edges(ObjectId v) const { return {edges_.data() + begin_[v], degree_[v]}; }
@@ -84,6 +87,17 @@ class RefGraph {
 
   GraphChanges& changes() { return changes_; }
   const GraphChanges& changes() const { return changes_; }
+
+  /// Makes this graph a copy of `source` at this moment: its vertices, edge array and
+  /// edge high-water mark (a concurrent cycle's host snapshot, which a CPU marker marks
+  /// while the mutator changes `source`). With `changes`, this graph already equals
+  /// `source` as it was when `changes` were last cleared, on its first `held_vertices`
+  /// vertices and `held_edges` edge slots, and only the entries `changes` marks there,
+  /// and everything past them, are copied. Neither graph's change record changes; this
+  /// graph must only ever be a copy (it keeps its memory between copies). False when
+  /// the copy does not fit this graph's limits.
+  bool copy_from(const RefGraph& source, const GraphChanges* changes = nullptr, std::uint64_t held_vertices = 0,
+                 std::uint64_t held_edges = 0);
 
   /// Bytes of host memory the graph's arrays occupy (committed).
   std::uint64_t committed_bytes() const;

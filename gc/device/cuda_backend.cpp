@@ -42,6 +42,7 @@ class CudaBackend final : public DeviceBackend {
   }
 
   const DeviceInfo& info() const override { return info_; }
+  void make_current() override { check(cudaSetDevice(device_), "cudaSetDevice"); }
 
   void reserve_graph(std::uint64_t vertices, std::uint64_t edges, std::uint64_t keep_vertices,
                      std::uint64_t keep_edges) override {

@@ -131,6 +131,9 @@ class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
   virtual const DeviceInfo& info() const = 0;
+  /// Makes this backend's device current for the calling thread (CUDA's current device
+  /// is per thread): a concurrent mark's thread calls it before its first device call.
+  virtual void make_current() {}
 
   // --- the graph mirror (gc/device/graph_mirror.hpp decides what to copy) ---
   /// Makes room for `vertices` and `edges` (+ the vector padding), keeping the first

@@ -46,4 +46,18 @@ MarkStats DeviceSession::mark(const MarkRequest& request, MarkBitmap& out, const
   }
 }
 
+std::unique_ptr<SnapshotMark> DeviceSession::snapshot(Marker& marker, const MarkRequest& request,
+                                                     const DeviceSnapshot& on_device) {
+  if (!backend_) return marker.Marker::snapshot(request);
+  try {
+    auto mark = on_device(*backend_, *mirror_);
+    backend_->finish_sync();
+    return mark;
+  } catch (const DeviceError& e) {
+    if (!automatic_) throw;
+    fall_back(e.what(), "from now on");
+    return marker.Marker::snapshot(request);
+  }
+}
+
 }  // namespace gcvm

@@ -16,6 +16,7 @@
 #include "gc/device/device_registry.hpp"
 #include "gc/device/graph_mirror.hpp"
 #include "gc/markers/serial_marker.hpp"
+#include "gc/markers/snapshot_mark.hpp"
 
 namespace gcvm {
 
@@ -29,6 +30,12 @@ class DeviceSession {
   using DeviceMark = std::function<MarkStats(DeviceBackend&, GraphMirror&)>;
   /// Runs `on_device`, or the serial marker once on the CPU (see above).
   MarkStats mark(const MarkRequest& request, MarkBitmap& out, const DeviceMark& on_device);
+
+  using DeviceSnapshot = std::function<std::unique_ptr<SnapshotMark>(DeviceBackend&, GraphMirror&)>;
+  /// A snapshot mark (Marker::snapshot): `on_device` in the pause, and a wait for every
+  /// upload it enqueued before the mutator resumes; on the CPU, `marker`'s host copy
+  /// (Marker's default). A device error here falls back as `mark` does.
+  std::unique_ptr<SnapshotMark> snapshot(Marker& marker, const MarkRequest& request, const DeviceSnapshot& on_device);
 
   /// The device in use, or null on the CPU.
   const DeviceInfo* device() const { return backend_ ? &backend_->info() : nullptr; }

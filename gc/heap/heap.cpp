@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "gc/util/stopwatch.hpp"
+
 namespace gcvm {
 
 namespace {
@@ -58,7 +60,27 @@ void Heap::reject_array_shape() {
   throw std::invalid_argument("Heap::allocate takes object shapes; arrays come from allocate_*_array");
 }
 
+bool Heap::sweep_pending(ShapeId shape) {
+  const Stopwatch clock;
+  LazySweepTotals& totals = lazy_.totals();
+  SweepDebt debt;
+  bool room = false;
+  for (std::size_t b; !room && (b = lazy_.take_next()) != HierarchicalBitmap::npos;) {
+    const auto block = static_cast<std::uint32_t>(b);
+    totals.freed_objects += sweep_block(block, blocks_.alloc_word(block) & ~lazy_.doomed(block), debt);
+    ++totals.blocks;
+    const BlockState state = blocks_.state(block);
+    room = shape != kNoShape &&
+           (state == BlockState::Free || (state == BlockState::Active && blocks_.shape_of_block(block) == shape));
+  }
+  settle_sweep(debt);
+  totals.ms += clock.elapsed_ms();
+  return room;
+}
+
 ObjectId Heap::allocate_in_new_block(ShapeId shape) {
+  if (!lazy_.idle() && sweep_pending(shape))
+    if (const ObjectId id = blocks_.allocate_in_active_block(shape); id != kNullRef) return id;
   if (used_bytes() + kBlockBytes > limit_bytes_) return kNullRef;
   const auto block = blocks_.initialize_block(shape);
   if (!block) return kNullRef;
@@ -78,7 +100,11 @@ ObjectId Heap::allocate_slot(ShapeId shape) {
 
 ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {
   const std::uint64_t bytes = length * element_bytes(shape);
-  if (length > kMaxArrayLength || used_bytes() + bytes > limit_bytes_) return kNullRef;
+  if (length > kMaxArrayLength) return kNullRef;
+  if (used_bytes() + bytes > limit_bytes_) {
+    finish_lazy_sweep();
+    if (used_bytes() + bytes > limit_bytes_) return kNullRef;
+  }
   void* storage = nullptr;
   if (length > 0) {
     storage = std::malloc(bytes);

@@ -19,16 +19,23 @@
 //   An allocation that would exceed the limit returns kNullRef and changes nothing;
 //   the caller decides to collect or report out of memory.
 // - Fresh objects have null references and zero scalars.
+// - Lazy sweep (the concurrent plan, gc/heap/lazy_sweep.hpp): after `defer_sweep`,
+//   the allocation slow paths sweep pending blocks before they take a fresh block or
+//   give up on the limit; `finish_lazy_sweep` sweeps the rest. Objects in pending
+//   blocks stay allocated (and counted in used_bytes()) until their block is swept.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gc/heap/block_allocator.hpp"
 #include "gc/heap/generations.hpp"
+#include "gc/heap/lazy_sweep.hpp"
+#include "gc/heap/mark_bitmap.hpp"
 #include "gc/heap/shape.hpp"
 #include "gc/heap/storage_releaser.hpp"
 #include "heapgraph/ref_graph.hpp"
@@ -155,6 +162,19 @@ class Heap {
   void drain_released_storage() { releaser_.drain(); }
   /// Called once after a sweep: allocation restarts from the lowest active blocks.
   void reset_allocation_cursors() { blocks_.reset_cursors(); }
+  /// Lazy sweep: the slots of `alloc_at_snapshot` (allocation words when a snapshot was
+  /// taken) that `marks` leaves clear are freed later, by the allocator or
+  /// `finish_lazy_sweep`; returns how many. Only when no lazy sweep is pending.
+  std::uint64_t defer_sweep(std::span<const std::uint64_t> alloc_at_snapshot, const MarkBitmap& marks) {
+    return lazy_.begin(alloc_at_snapshot, marks);
+  }
+  /// Sweeps every pending block (a no-op when none is).
+  void finish_lazy_sweep() {
+    if (!lazy_.idle()) sweep_pending(kNoShape);
+  }
+  bool lazy_sweep_pending() const { return !lazy_.idle(); }
+  /// What the lazy sweep did since the last call.
+  LazySweepTotals take_lazy_sweep_totals() { return lazy_.take_totals(); }
 
   std::uint64_t used_bytes() const { return std::uint64_t{blocks_.blocks_in_use()} * kBlockBytes + array_bytes_; }
   std::uint64_t limit_bytes() const { return limit_bytes_; }
@@ -167,8 +187,13 @@ class Heap {
     if (config_.graph_mode == RefGraphMode::Barrier) graph_.record_store(holder, slot, target);
     if (generations_ != nullptr) generations_->record_store(holder, target);
   }
-  /// Slow path: a fresh block for `shape` (edge ranges reserved), then a slot in it.
+  static constexpr ShapeId kNoShape = static_cast<ShapeId>(-1);
+  /// Slow path: a slot freed by the lazy sweep, else a fresh block for `shape` (edge
+  /// ranges reserved), then a slot in it.
   ObjectId allocate_in_new_block(ShapeId shape);
+  /// Sweeps pending blocks in order until one has room for `shape` or is free
+  /// (kNoShape: all of them); true if it stopped at such a block.
+  bool sweep_pending(ShapeId shape);
   ObjectId allocate_slot(ShapeId shape);
   /// Null references, zero scalars, null out-edges (barrier mode).
   void initialize_object(ObjectId id, const ShapeLayout& layout) {
@@ -218,6 +243,7 @@ class Heap {
   RefGraph graph_;
   VirtualArray<EdgeIndex> block_edge_base_;
   std::unique_ptr<Generations> generations_;
+  LazySweep lazy_;
   StorageReleaser releaser_;  // frees swept arrays' storage after the pause
   std::uint64_t array_bytes_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "gc/markers/cpu_finish.hpp"
+#include "gc/markers/snapshot_mark.hpp"
 #include "gc/util/stopwatch.hpp"
 #include "kernels/common/mark_layout.h"
 
@@ -86,40 +87,68 @@ bool GpuBfsMarker::use_async() {
 
 MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {
-    return mark_on_device(backend, mirror, request, out);
+    const Stopwatch clock;
+    const Pause pause = begin_on_device(backend, mirror, request, true);
+    MarkStats stats = finish_on_device(backend, mirror, pause, &request, out);
+    stats.mark_ms = clock.elapsed_ms();
+    return stats;
   });
 }
 
-MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request,
-                                       MarkBitmap& out) {
-  const Stopwatch clock;
-  MarkStats stats;
-  const DeviceInfo& info = backend.info();
-  const MirrorSyncStats sync = mirror.sync(request.graph, request.changes);
+std::unique_ptr<SnapshotMark> GpuBfsMarker::snapshot(const MarkRequest& request) {
+  return session_.snapshot(*this, request, [&](DeviceBackend& backend, GraphMirror& mirror) {
+    const Pause pause = begin_on_device(backend, mirror, request, false);
+    auto mark = std::make_unique<DeferredMark>([this, &backend, &mirror, pause](MarkBitmap& out) {
+      backend.make_current();
+      return finish_on_device(backend, mirror, pause, nullptr, out);
+    });
+    mark->pause_details = pause.sync.details();
+    mark->pause_details.emplace_back("root_upload_ms", pause.roots_ms);
+    return mark;
+  });
+}
 
-  BfsLaunch launch;
+GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphMirror& mirror,
+                                                  const MarkRequest& request, bool allow_fallback) {
+  Pause pause;
+  const DeviceInfo& info = backend.info();
+  pause.sync = mirror.sync(request.graph, request.changes);
+
+  BfsLaunch& launch = pause.launch;
+  const bool fallback = allow_fallback && options_.fallback_threshold != 0;
   launch.flags = (options_.prefix_offsets ? GCVM_BFS_PREFIX : 0u) | (options_.vector_loads ? GCVM_BFS_VECTOR : 0u) |
-                 (options_.wide_threshold != 0 ? GCVM_BFS_WIDE : 0u) |
-                 (options_.fallback_threshold != 0 ? GCVM_BFS_FALLBACK : 0u);
+                 (options_.wide_threshold != 0 ? GCVM_BFS_WIDE : 0u) | (fallback ? GCVM_BFS_FALLBACK : 0u);
   launch.wide_threshold = options_.wide_threshold;
   launch.fallback_threshold = options_.fallback_threshold;
   launch.fallback_min_level = options_.fallback_min_levels;
   launch.narrow_rounds = options_.narrow_rounds;
-  const bool async = use_async();
-  const unsigned resident = async ? backend.async_resident_groups() : info.resident_groups;
+  pause.async = use_async();
+  const unsigned resident = pause.async ? backend.async_resident_groups() : info.resident_groups;
   const unsigned per_unit = std::max(1u, resident / std::max(1u, info.compute_units));
   launch.groups = options_.sms == 0 ? std::max(1u, resident)
                                     : std::min(options_.sms, std::max(1u, info.compute_units)) * per_unit;
 
-  const std::uint64_t mark_words = std::uint64_t{request.block_count} * 2;
+  pause.block_count = request.block_count;
+  pause.root_count = static_cast<std::uint32_t>(request.roots.size());
+  pause.premarked_objects = MarkBitmap::count_bits(request.premarked);
   const Stopwatch roots_clock;
-  backend.begin_mark(request.roots, mark_words, request.premarked);
-  const std::uint64_t chunk_capacity = chunk_queue_capacity(mirror.edges());
-  backend.begin_chunks(chunk_capacity);
-  const double roots_ms = roots_clock.elapsed_ms();
+  backend.begin_mark(request.roots, std::uint64_t{request.block_count} * 2, request.premarked);
+  pause.chunk_capacity = chunk_queue_capacity(mirror.edges());
+  backend.begin_chunks(pause.chunk_capacity);
+  pause.roots_ms = roots_clock.elapsed_ms();
+  return pause;
+}
 
+MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mirror, const Pause& pause,
+                                         const MarkRequest* fallback_request, MarkBitmap& out) {
+  const Stopwatch clock;
+  MarkStats stats;
+  const BfsLaunch& launch = pause.launch;
+  const bool async = pause.async;
+  const std::uint64_t chunk_capacity = pause.chunk_capacity;
+  const std::uint64_t mark_words = std::uint64_t{pause.block_count} * 2;
   backend.timer_start();
-  const auto root_count = static_cast<std::uint32_t>(request.roots.size());
+  const std::uint32_t root_count = pause.root_count;
   const std::uint32_t seed_groups =
       std::max(1u, std::min<std::uint32_t>(launch.groups, (root_count + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
   std::vector<std::uint32_t> state;
@@ -185,8 +214,8 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
       std::uint64_t{state[GCVM_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_STATE_EDGES_LO + 1]} << 32);
 
   const Stopwatch download_clock;
-  out.reset(request.block_count);
-  backend.read_marks(out.words().data(), request.block_count);
+  out.reset(pause.block_count);
+  backend.read_marks(out.words().data(), pause.block_count);
   download_ms += download_clock.elapsed_ms();
 
   double fallback_ms = 0;
@@ -194,20 +223,22 @@ MarkStats GpuBfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   const std::size_t fallback_objects = pending.size();
   const std::size_t fallback_chunks = pending_chunks.size();
   if (fallback) {
+    if (fallback_request == nullptr)
+      throw MarkError("gpu-bfs: the device stopped for a CPU fallback in a snapshot mark");
     const Stopwatch fallback_clock;
-    cpu_edges = finish_mark_on_cpu(request, std::move(pending), out, pending_chunks);
+    cpu_edges = finish_mark_on_cpu(*fallback_request, std::move(pending), out, pending_chunks);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 
-  stats.marked_objects = out.count() - MarkBitmap::count_bits(request.premarked);
+  stats.marked_objects = out.count() - pause.premarked_objects;
   stats.edges_traversed = gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
   const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
-  stats.details = sync.details();
+  stats.details = pause.sync.details();
   stats.details.insert(stats.details.end(), {
       {"async", async ? 1.0 : 0.0},
-      {"root_bytes", static_cast<double>(request.roots.size_bytes())},
-      {"root_upload_ms", roots_ms},
+      {"root_bytes", static_cast<double>(std::uint64_t{root_count} * sizeof(ObjectId))},
+      {"root_upload_ms", pause.roots_ms},
       {"kernel_ms", kernel_ms},
       {"kernel_gteps", kernel_ms > 0 ? gpu_edges / (kernel_ms * 1e6) : 0.0},
       {"iterations", static_cast<double>(async ? state[GCVM_STATE_ROUNDS] : state[GCVM_STATE_LEVELS_RUN])},

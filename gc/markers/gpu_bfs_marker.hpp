@@ -78,12 +78,32 @@ class GpuBfsMarker final : public Marker {
   std::string_view name() const override { return "gpu-bfs"; }
   MarkerConstraints constraints() const override { return {.needs_device = true}; }
   MarkStats mark(const MarkRequest& request, MarkBitmap& out) override;
+  /// The pause syncs the mirror and uploads the roots; the snapshot mark launches the
+  /// kernels and downloads the marks. It runs without the CPU fallback (which would read
+  /// the live graph): the device finishes every mark.
+  std::unique_ptr<SnapshotMark> snapshot(const MarkRequest& request) override;
 
   /// The device in use, or null after falling back to the CPU.
   const DeviceInfo* device() const { return session_.device(); }
 
  private:
-  MarkStats mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request, MarkBitmap& out);
+  /// What the pause's part of a mark leaves for the rest.
+  struct Pause {
+    MirrorSyncStats sync;
+    BfsLaunch launch;
+    bool async = false;
+    std::uint32_t block_count = 0;
+    std::uint32_t root_count = 0;
+    std::uint64_t premarked_objects = 0;
+    std::uint64_t chunk_capacity = 0;
+    double roots_ms = 0;
+  };
+  /// Syncs the mirror, chooses the schedule, uploads the roots.
+  Pause begin_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request, bool allow_fallback);
+  /// Launches and downloads; `fallback_request` is the graph a CPU fallback finishes on
+  /// (null: the launch allowed none).
+  MarkStats finish_on_device(DeviceBackend& backend, GraphMirror& mirror, const Pause& pause,
+                             const MarkRequest* fallback_request, MarkBitmap& out);
   /// This collection's schedule (queue=auto: the policy in the header comment).
   bool use_async();
 

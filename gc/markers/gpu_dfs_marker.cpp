@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gc/markers/cpu_finish.hpp"
+#include "gc/markers/snapshot_mark.hpp"
 #include "gc/util/stopwatch.hpp"
 #include "kernels/common/mark_layout.h"
 
@@ -86,7 +87,24 @@ GpuDfsMarker::GpuDfsMarker(GpuDfsMarkerOptions options)
 
 MarkStats GpuDfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {
-    return mark_on_device(backend, mirror, request, out);
+    const Stopwatch clock;
+    const Pause pause = begin_on_device(backend, mirror, request);
+    MarkStats stats = finish_on_device(backend, pause, &request, out);
+    stats.mark_ms = clock.elapsed_ms();
+    return stats;
+  });
+}
+
+std::unique_ptr<SnapshotMark> GpuDfsMarker::snapshot(const MarkRequest& request) {
+  return session_.snapshot(*this, request, [&](DeviceBackend& backend, GraphMirror& mirror) {
+    const Pause pause = begin_on_device(backend, mirror, request);
+    auto mark = std::make_unique<DeferredMark>([this, &backend, pause](MarkBitmap& out) {
+      backend.make_current();
+      return finish_on_device(backend, pause, nullptr, out);
+    });
+    mark->pause_details = pause.sync.details();
+    mark->pause_details.emplace_back("root_upload_ms", pause.roots_ms);
+    return mark;
   });
 }
 
@@ -95,13 +113,12 @@ constexpr std::uint32_t kFirstLaunchRounds = 16;
 constexpr std::size_t kNarrowStartRoots = 4096;
 }  // namespace
 
-MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request,
-                                       MarkBitmap& out) {
-  const Stopwatch clock;
-  MarkStats stats;
-  const MirrorSyncStats sync = mirror.sync(request.graph, request.changes);
+GpuDfsMarker::Pause GpuDfsMarker::begin_on_device(DeviceBackend& backend, GraphMirror& mirror,
+                                                  const MarkRequest& request) {
+  Pause pause;
+  pause.sync = mirror.sync(request.graph, request.changes);
 
-  DfsLaunch launch;
+  DfsLaunch& launch = pause.launch;
   launch.flags = (options_.checked_atomics ? GCVM_DFS_CHECKED : 0u) | (options_.vector_loads ? GCVM_DFS_VECTOR : 0u) |
                  (options_.balance ? GCVM_DFS_BALANCE : 0u) | (options_.chunk_edges != 0 ? GCVM_DFS_CHUNKS : 0u);
   launch.local_stack = options_.local_stack;
@@ -113,15 +130,27 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   launch.groups = options_.groups != 0 ? options_.groups : backend.dfs_resident_groups();
   const std::uint32_t threads = launch.groups * GCVM_GROUP_SIZE;
 
-  const std::uint64_t mark_words = std::uint64_t{request.block_count} * 2;
+  pause.block_count = request.block_count;
+  pause.root_count = static_cast<std::uint32_t>(request.roots.size());
+  pause.premarked_objects = MarkBitmap::count_bits(request.premarked);
   const Stopwatch roots_clock;
-  backend.begin_mark(request.roots, mark_words, request.premarked);
+  backend.begin_mark(request.roots, std::uint64_t{request.block_count} * 2, request.premarked);
   backend.begin_dfs(mirror.vertices(), threads, launch.pool_slots);
-  const double roots_ms = roots_clock.elapsed_ms();
+  pause.roots_ms = roots_clock.elapsed_ms();
+  return pause;
+}
+
+MarkStats GpuDfsMarker::finish_on_device(DeviceBackend& backend, const Pause& pause,
+                                         const MarkRequest* fallback_request, MarkBitmap& out) {
+  const Stopwatch clock;
+  MarkStats stats;
+  DfsLaunch launch = pause.launch;
+  const std::uint64_t mark_words = std::uint64_t{pause.block_count} * 2;
+  const std::uint32_t fallback_threshold = fallback_request != nullptr ? options_.fallback_threshold : 0;
 
   backend.timer_start();
-  backend.launch_dfs_seed(static_cast<std::uint32_t>(request.roots.size()), launch);
-  const bool narrow_start = request.roots.size() < kNarrowStartRoots;
+  backend.launch_dfs_seed(pause.root_count, launch);
+  const bool narrow_start = pause.root_count < kNarrowStartRoots;
   std::uint32_t launched = 0;
   std::uint32_t batch = options_.launches_per_check != 0 ? options_.launches_per_check : 1;
   std::vector<std::uint32_t> state;
@@ -151,8 +180,8 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
     if (busy_threads == 0 && only_stacks) break;
     // Narrow work: all of it is on fewer than `threshold` saved stacks; hand it to the
     // CPU unless the stacks hold more than the gather can take.
-    if (options_.fallback_threshold != 0 && std::uint64_t{last} + 1 >= options_.fallback_min_launches &&
-        busy_threads < options_.fallback_threshold && only_stacks) {
+    if (fallback_threshold != 0 && std::uint64_t{last} + 1 >= options_.fallback_min_launches &&
+        busy_threads < fallback_threshold && only_stacks) {
       const Stopwatch gather_clock;
       auto gathered = backend.gather_dfs_stacks(launch.groups, GCVM_DFS_GATHER_CAPACITY);
       gather_ms += gather_clock.elapsed_ms();
@@ -170,8 +199,8 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
       std::uint64_t{state[GCVM_DFS_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_DFS_STATE_EDGES_LO + 1]} << 32);
 
   const Stopwatch download_clock;
-  out.reset(request.block_count);
-  backend.read_marks(out.words().data(), request.block_count);
+  out.reset(pause.block_count);
+  backend.read_marks(out.words().data(), pause.block_count);
   const double download_ms = download_clock.elapsed_ms();
 
   double fallback_ms = 0;
@@ -179,18 +208,18 @@ MarkStats GpuDfsMarker::mark_on_device(DeviceBackend& backend, GraphMirror& mirr
   const std::size_t fallback_objects = pending.size();
   if (fallback_launch >= 0) {
     const Stopwatch fallback_clock;
-    cpu_edges = finish_mark_on_cpu(request, std::move(pending), out);
+    cpu_edges = finish_mark_on_cpu(*fallback_request, std::move(pending), out);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 
-  stats.marked_objects = out.count() - MarkBitmap::count_bits(request.premarked);
+  stats.marked_objects = out.count() - pause.premarked_objects;
   stats.edges_traversed = gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
   const std::uint64_t local_bytes = options_.local_stack != 0 ? kLocalStackBytesPerGroup * launch.groups : 0;
-  stats.details = sync.details();
+  stats.details = pause.sync.details();
   stats.details.insert(stats.details.end(), {
-      {"root_bytes", static_cast<double>(request.roots.size_bytes())},
-      {"root_upload_ms", roots_ms},
+      {"root_bytes", static_cast<double>(std::uint64_t{pause.root_count} * sizeof(ObjectId))},
+      {"root_upload_ms", pause.roots_ms},
       {"kernel_ms", kernel_ms},
       {"kernel_gteps", kernel_ms > 0 ? gpu_edges / (kernel_ms * 1e6) : 0.0},
       {"iterations", static_cast<double>(state[GCVM_DFS_STATE_LAUNCHES])},

@@ -98,12 +98,30 @@ class GpuDfsMarker final : public Marker {
   std::string_view name() const override { return "gpu-dfs"; }
   MarkerConstraints constraints() const override { return {.needs_device = true}; }
   MarkStats mark(const MarkRequest& request, MarkBitmap& out) override;
+  /// The pause syncs the mirror and uploads the roots; the snapshot mark runs the
+  /// launches and downloads the marks, without the CPU fallback (which would read the
+  /// live graph): the device finishes every mark.
+  std::unique_ptr<SnapshotMark> snapshot(const MarkRequest& request) override;
 
   /// The device in use, or null after falling back to the CPU.
   const DeviceInfo* device() const { return session_.device(); }
 
  private:
-  MarkStats mark_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request, MarkBitmap& out);
+  /// What the pause's part of a mark leaves for the rest.
+  struct Pause {
+    MirrorSyncStats sync;
+    DfsLaunch launch;
+    std::uint32_t block_count = 0;
+    std::uint32_t root_count = 0;
+    std::uint64_t premarked_objects = 0;
+    double roots_ms = 0;
+  };
+  /// Syncs the mirror, uploads the roots, resets the stacks.
+  Pause begin_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request);
+  /// Launches and downloads; `fallback_request` is the graph a CPU fallback finishes on
+  /// (null: no fallback).
+  MarkStats finish_on_device(DeviceBackend& backend, const Pause& pause, const MarkRequest* fallback_request,
+                             MarkBitmap& out);
 
   GpuDfsMarkerOptions options_;
   DeviceSession session_;

@@ -19,9 +19,17 @@
 //   - `constraints()`: what the marker needs (a device, threads);
 //   - `mark(request, out)`: the entry point;
 //   - statistics: MarkStats with marker-specific `details` entries.
+//
+// Snapshot marks (the concurrent plan, gc/plans/concurrent_collector.hpp) have the
+// same shape for every marker: `snapshot(request)` runs in the pause and takes what the
+// mark needs; the SnapshotMark it returns marks that snapshot later, on another thread,
+// while the mutator changes the graph (gc/markers/snapshot_mark.hpp). CPU markers get
+// it from Marker's default, which copies the graph; device markers sync their mirror
+// and upload the roots in the pause and run the kernels in the SnapshotMark.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -41,7 +49,7 @@ struct MarkRequest {
   std::uint32_t block_count = 0;
   /// What changed in `graph` since a device mirror last synced (DESIGN.md invariant
   /// 5), or null when unknown. A device marker consumes and clears it; CPU markers
-  /// ignore it.
+  /// ignore it in `mark`, and their snapshots' host copy consumes it (snapshot_mark.hpp).
   GraphChanges* changes = nullptr;
   /// Objects to treat as marked and not to scan, one word per block as in MarkBitmap
   /// (at most block_count words; missing words are 0). Empty for a full mark.
@@ -74,10 +82,13 @@ class MarkError : public std::runtime_error {
 };
 
 class ThreadPool;
+class SnapshotMark;
+class HostGraphCopy;
 
 class Marker {
  public:
-  virtual ~Marker() = default;
+  Marker();
+  virtual ~Marker();
   virtual std::string_view name() const = 0;
   virtual MarkerConstraints constraints() const = 0;
   /// Marks everything reachable from request.roots into `out` (reset by the marker).
@@ -85,6 +96,16 @@ class Marker {
   /// The worker threads of a CPU-parallel marker, which the collector's sweep borrows
   /// (gc/heap/sweep.hpp); null for markers that run on one thread or a device.
   virtual ThreadPool* thread_pool() { return nullptr; }
+  /// In the pause: a snapshot of request.graph and request.roots (request.premarked
+  /// must be empty), to be marked by the returned SnapshotMark after the pause. At most
+  /// one snapshot mark of a marker exists at a time, and `mark` is not called while it
+  /// does. The default brings a host copy of the graph that this marker keeps between
+  /// cycles up to date (consuming request.changes, as a device mirror does) and marks it
+  /// with `mark`.
+  virtual std::unique_ptr<SnapshotMark> snapshot(const MarkRequest& request);
+
+ private:
+  std::unique_ptr<HostGraphCopy> host_copy_;  // the default snapshot's graph, made on first use
 };
 
 }  // namespace gcvm

@@ -21,7 +21,49 @@ std::string first_lost(const MarkBitmap& reachable, const MarkBitmap& kept) {
 
 }  // namespace
 
-const char* kind_name(CollectionKind kind) { return kind == CollectionKind::Young ? "young" : "full"; }
+void prepare_graph(Heap& heap, bool verify, const std::string& what, CollectionStats& stats) {
+  if (heap.graph_mode() == RefGraphMode::Rebuild) {
+    const Stopwatch rebuild;
+    heap.rebuild_graph();
+    stats.rebuild_ms = rebuild.elapsed_ms();
+  }
+  if (!verify) return;
+  const Stopwatch check;
+  if (const std::string report = heap.verify_graph(); !report.empty())
+    throw VerifyError(what + ": reference graph differs from the heap:\n" + report);
+  stats.verify_ms += check.elapsed_ms();
+}
+
+void check_mark(const MarkRequest& request, const BlockAllocator& blocks, const MarkBitmap& marks,
+                const CollectionStats& stats, Marker& serial, MarkBitmap& scratch, const std::string& what) {
+  if (const std::string problem = check_marks(request.graph, blocks, request.roots, marks, request.premarked);
+      !problem.empty())
+    throw VerifyError(what + ": " + stats.collector + " marks are wrong: " + problem);
+  const MarkStats reference = serial.mark(request, scratch);
+  if (!(scratch == marks)) throw VerifyError(what + ": " + stats.collector + " marks differ from the serial marker's");
+  if (reference.marked_objects != stats.mark.marked_objects || reference.edges_traversed != stats.mark.edges_traversed)
+    throw VerifyError(what + ": " + stats.collector + " reports " + std::to_string(stats.mark.marked_objects) +
+                      " marked / " + std::to_string(stats.mark.edges_traversed) + " edges, serial " +
+                      std::to_string(reference.marked_objects) + " / " + std::to_string(reference.edges_traversed));
+}
+
+const char* kind_name(CollectionKind kind) {
+  switch (kind) {
+    case CollectionKind::Young: return "young";
+    case CollectionKind::Concurrent: return "concurrent";
+    case CollectionKind::Full: break;
+  }
+  return "full";
+}
+
+const char* pause_kind_name(PauseKind kind) {
+  switch (kind) {
+    case PauseKind::Stall: return "stall";
+    case PauseKind::Final: return "final";
+    case PauseKind::Initial: break;
+  }
+  return "initial";
+}
 
 Collector::Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify)
     : heap_(heap), marker_(std::move(marker)), verify_(verify) {
@@ -36,6 +78,8 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   Generations* generations = heap_.generations();
   if (kind == CollectionKind::Young && generations == nullptr)
     throw std::logic_error("a young collection needs a generational heap");
+  if (kind == CollectionKind::Concurrent) throw std::logic_error("a concurrent cycle is ConcurrentCollector's");
+  heap_.finish_lazy_sweep();
   CollectionStats stats;
   stats.start_ms = process_ms() - pause.elapsed_ms();
   stats.index = ++collections_;
@@ -49,15 +93,9 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
            (stats.generational ? std::string(" (") + kind_name(kind) + ")" : std::string());
   };
 
-  if (heap_.graph_mode() == RefGraphMode::Rebuild) {
-    const Stopwatch rebuild;
-    heap_.rebuild_graph();
-    stats.rebuild_ms = rebuild.elapsed_ms();
-  }
+  prepare_graph(heap_, verify_, what(), stats);
   if (verify_) {
     const Stopwatch check;
-    if (const std::string report = heap_.verify_graph(); !report.empty())
-      throw VerifyError(what() + ": reference graph differs from the heap:\n" + report);
     if (generations != nullptr)
       if (const std::string report = generations->check_remembered_set(heap_.graph(), heap_.blocks()); !report.empty())
         throw VerifyError(what() + ": " + report);
@@ -78,16 +116,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
 
   if (verify_) {
     const Stopwatch check;
-    if (const std::string problem = check_marks(heap_.graph(), heap_.blocks(), mark_roots, marks_, premarked);
-        !problem.empty())
-      throw VerifyError(what() + ": " + stats.collector + " marks are wrong: " + problem);
-    const MarkStats reference = reference_->mark(request, reference_marks_);
-    if (!(reference_marks_ == marks_))
-      throw VerifyError(what() + ": " + stats.collector + " marks differ from the serial marker's");
-    if (reference.marked_objects != stats.mark.marked_objects || reference.edges_traversed != stats.mark.edges_traversed)
-      throw VerifyError(what() + ": " + stats.collector + " reports " + std::to_string(stats.mark.marked_objects) +
-                        " marked / " + std::to_string(stats.mark.edges_traversed) + " edges, serial " +
-                        std::to_string(reference.marked_objects) + " / " + std::to_string(reference.edges_traversed));
+    check_mark(request, heap_.blocks(), marks_, stats, *reference_, reference_marks_, what());
     if (kind == CollectionKind::Young) {
       reference_->mark({heap_.graph(), roots, heap_.blocks().high_water()}, full_marks_);
       if (const std::string lost = first_lost(full_marks_, marks_); !lost.empty())

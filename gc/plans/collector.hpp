@@ -24,9 +24,11 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gc/heap/heap.hpp"
+#include "gc/heap/lazy_sweep.hpp"
 #include "gc/markers/marker.hpp"
 #include "gc/heap/sweep.hpp"
 
@@ -37,10 +39,25 @@ class VerifyError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class CollectionKind { Full, Young };
+/// Full and young collections stop the world for their whole length; a concurrent
+/// cycle (gc/plans/concurrent_collector.hpp) marks a snapshot while the mutator runs.
+enum class CollectionKind { Full, Young, Concurrent };
 
-/// "full" or "young".
+/// "full", "young" or "concurrent".
 const char* kind_name(CollectionKind kind);
+
+/// The pauses of a concurrent cycle: the initial pause (the snapshot), a stall (the
+/// mutator waited for the mark: the heap was full, or a collection was asked for) and
+/// the final pause (the result applied).
+enum class PauseKind { Initial, Stall, Final };
+/// "initial", "stall" or "final".
+const char* pause_kind_name(PauseKind kind);
+
+struct PauseRecord {
+  PauseKind kind = PauseKind::Initial;
+  double start_ms = 0;  // on the process clock
+  double ms = 0;
+};
 
 struct CollectionStats {
   std::uint64_t index = 0;
@@ -62,7 +79,29 @@ struct CollectionStats {
   std::uint64_t survivors = 0;           // young objects that survived
   std::uint64_t promoted_objects = 0;    // of them, promoted to mature
   std::uint64_t mature_objects = 0;      // after the collection
+  /// A concurrent cycle: its pauses in order (pause_ms is their sum, start_ms the first
+  /// one's start), the mark's wall time while the mutator ran (mark.mark_ms, measured on
+  /// the marking thread, is the same mark), the whole cycle from the first pause's start
+  /// to the last one's end, the previous cycle's lazy sweep (finished before this
+  /// cycle's snapshot; mutator time, not a pause) and the objects this cycle's own lazy
+  /// sweep will free (sweep.freed_objects, counted in the final pause).
+  std::vector<PauseRecord> pauses;
+  double concurrent_mark_ms = 0;
+  double cycle_ms = 0;
+  double stall_ms = 0;
+  LazySweepTotals previous_lazy_sweep;
+  std::vector<std::pair<std::string, double>> snapshot_details;  // the initial pause's copy or sync
 };
+
+/// The graph step every collection starts with: (rebuild mode) rebuilds the CSR, timed
+/// into stats.rebuild_ms; with `verify`, checks it against the heap (a VerifyError
+/// naming `what`), timed into stats.verify_ms.
+void prepare_graph(Heap& heap, bool verify, const std::string& what, CollectionStats& stats);
+/// --verify of a mark of `request`: `marks` must be exactly its reachable set
+/// (mark_checker.hpp) and the `serial` marker's marks (computed into `scratch`), and
+/// stats.mark must report the serial marker's counts. Throws VerifyError naming `what`.
+void check_mark(const MarkRequest& request, const BlockAllocator& blocks, const MarkBitmap& marks,
+                const CollectionStats& stats, Marker& serial, MarkBitmap& scratch, const std::string& what);
 
 class Collector {
  public:

@@ -9,7 +9,7 @@ namespace gcvm {
 nlohmann::json collection_json(const CollectionStats& s) {
   nlohmann::json details = nlohmann::json::object();
   for (const auto& [key, value] : s.mark.details) details[key] = value;
-  return {
+  nlohmann::json json = {
       {"index", s.index},
       {"kind", kind_name(s.kind)},
       {"reason", s.reason},
@@ -37,6 +37,22 @@ nlohmann::json collection_json(const CollectionStats& s) {
       {"promoted_objects", s.promoted_objects},
       {"mature_objects", s.mature_objects},
   };
+  if (s.kind == CollectionKind::Concurrent) {
+    nlohmann::json pauses = nlohmann::json::array();
+    for (const PauseRecord& p : s.pauses)
+      pauses.push_back({{"kind", pause_kind_name(p.kind)}, {"start_ms", p.start_ms}, {"ms", p.ms}});
+    nlohmann::json snapshot = nlohmann::json::object();
+    for (const auto& [key, value] : s.snapshot_details) snapshot[key] = value;
+    json["pauses"] = pauses;
+    json["concurrent_mark_ms"] = s.concurrent_mark_ms;
+    json["cycle_ms"] = s.cycle_ms;
+    json["stall_ms"] = s.stall_ms;
+    json["snapshot_details"] = snapshot;
+    json["lazy_sweep_ms"] = s.previous_lazy_sweep.ms;
+    json["lazy_swept_blocks"] = s.previous_lazy_sweep.blocks;
+    json["lazy_swept_objects"] = s.previous_lazy_sweep.freed_objects;
+  }
+  return json;
 }
 
 std::string mark_digest(const MarkBitmap& marks) {

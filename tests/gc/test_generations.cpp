@@ -55,19 +55,6 @@ MarkBitmap expected_young_marks(const Heap& heap, std::span<const ObjectId> root
   return keep;
 }
 
-/// Every marker of this build, GPU markers on every test device.
-std::vector<CollectorChoice> every_marker() {
-  std::vector<CollectorChoice> out;
-  for (std::string_view name : marker_names()) {
-    if (name.rfind("gpu-", 0) != 0) {
-      out.push_back({.name = std::string(name), .options = {}, .threads = 3});
-      continue;
-    }
-    for (const std::string& device : test::test_devices()) out.push_back({.name = std::string(name), .options = {}, .threads = 0, .device = device});
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("the write barrier remembers a mature holder of a young target, once") {
@@ -192,7 +179,7 @@ TEST_CASE("a young collection on a heap without generations is refused") {
 }
 
 TEST_CASE("property: random mutation with young and full collections, on every marker") {
-  for (const CollectorChoice& choice : every_marker()) {
+  for (const CollectorChoice& choice : test::every_marker()) {
     for (std::uint32_t age : {1u, 3u}) {
       for (RefGraphMode mode : {RefGraphMode::Barrier, RefGraphMode::Rebuild}) {
         CAPTURE(choice.name);

@@ -1,11 +1,12 @@
 // The Are We Fast Yet benchmarks in Tern (workloads/awfy/*.tern): each prints its
 // expected output, with its result verified by its own harness, under every collector
-// with --verify-heap, under the generational plan with a small nursery, and under
-// libgc when it is built. A benchmark's `// args:` and `// heap:` lines give the small
-// size the tests use. A benchmark whose smallest verified size is long (Havlak: AWFY
-// has results for an inner count of 1 and up, a few seconds here) may narrow the matrix
-// with `// collectors:` (the markers to run it under) and `// nursery:` (the nursery of
-// its generational run, 64K when absent).
+// with --verify-heap, under the generational plan with a small nursery, under the
+// concurrent plan with an early trigger, and under libgc when it is built. A
+// benchmark's `// args:` and `// heap:` lines give the small size the tests use. A
+// benchmark whose smallest verified size is long (Havlak: AWFY has results for an
+// inner count of 1 and up, a few seconds here) may narrow the matrix with
+// `// collectors:` (the markers to run it under) and `// nursery:` (the nursery of its
+// generational run, 64K when absent).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -83,6 +84,7 @@ TEST_CASE("every AWFY benchmark verifies its result under every collector and pl
       check_run(base + collector + " --plan=generational --nursery=" + (nursery.empty() ? "64K" : nursery) +
                     " --verify-heap" + args,
                 expected);
+      check_run(base + collector + " --plan=concurrent --concurrent-trigger=25 --verify-heap" + args, expected);
     }
 #if GCVM_HAVE_BOEHM
     check_run("run " + program.string() + " --stats=json --gc=boehm --heap=16M" + args, expected);

@@ -113,6 +113,36 @@ TEST_CASE("a run's figures from its statistics and its process") {
   CHECK_FALSE(none[Metric::PauseP50].has_value());
 }
 
+TEST_CASE("a concurrent run's pauses: each pause of a cycle counts, by kind too") {
+  nlohmann::json stats = {{"elapsed_ms", 100.0}, {"collections", nlohmann::json::array()}};
+  for (int i = 0; i < 2; ++i) {
+    nlohmann::json cycle = collection(10.0 + 40 * i, 0, 1.0);
+    cycle["kind"] = "concurrent";
+    auto pause = [](const char* kind, double start, double ms) {
+      return nlohmann::json{{"kind", kind}, {"start_ms", start}, {"ms", ms}};
+    };
+    cycle["pauses"] = nlohmann::json::array({pause("initial", 10.0 + 40 * i, 1.0 + i)});
+    if (i == 1) cycle["pauses"].push_back(pause("stall", 60.0, 4.0));
+    cycle["pauses"].push_back(pause("final", 30.0 + 40 * i, 0.5));
+    stats["collections"].push_back(cycle);
+  }
+  ChildRun child;
+  child.wall_ms = 100;
+  const RunFigures f = run_figures(stats, child);
+  CHECK(*f[Metric::Collections] == 2);
+  CHECK(f.pauses.size() == 5);
+  CHECK(*f[Metric::PauseTotal] == doctest::Approx(8));
+  CHECK(*f[Metric::PauseMax] == 4);
+  CHECK(*f[Metric::Stalls] == 1);
+  CHECK(*f[Metric::InitialMax] == 2);
+  CHECK(*f[Metric::FinalMax] == 0.5);
+  CHECK(*f[Metric::Mmu10ms] == doctest::Approx(0.6));  // [60, 70] holds the stall
+  // Stop-the-world runs have no rows for the kinds of a cycle's pauses.
+  const RunFigures g = run_figures({{"elapsed_ms", 50.0}, {"collections", {collection(5, 1, 1.0)}}}, child);
+  CHECK_FALSE(g[Metric::Stalls].has_value());
+  CHECK_FALSE(g[Metric::InitialMax].has_value());
+}
+
 TEST_CASE("medians with spread and speed-ups against the baseline") {
   Comparison c;
   c.shown = parse_metric_list("");
@@ -176,7 +206,8 @@ TEST_CASE("malformed configurations are one clear error each") {
   CHECK(error("gc=serial colour=red").find("unknown key 'colour'") != std::string::npos);
   CHECK(error("gc=serial gc=parallel").find("gc is given twice") != std::string::npos);
   CHECK(error("gc=serial heap=lots").find("heap=lots is not a size") != std::string::npos);
-  CHECK(error("gc=serial plan=concurrent").find("plan is one of marksweep|generational") != std::string::npos);
+  CHECK(error("gc=serial plan=copying").find("plan is one of marksweep|generational|concurrent") != std::string::npos);
+  CHECK(error("gc=serial concurrent-trigger=0").find("concurrent-trigger is a percentage") != std::string::npos);
   CHECK(error("gc=serial plan=generational", WorkloadKind::HeapFile).find("applies to guest programs") !=
         std::string::npos);
   CHECK(error("  ").find("empty configuration") != std::string::npos);

@@ -1,6 +1,7 @@
 // Every guest program in workloads/ against its expected output, under every collector
 // of this build, with the write barrier, with --verify-heap, and with the graph rebuilt
-// at each collection; and under libgc (--gc=boehm) when it is built. A workload's
+// at each collection; under the generational and concurrent plans; and under libgc
+// (--gc=boehm) when it is built. A workload's
 // `# args:` and `# heap:` header lines give the (small) arguments and heap limit the
 // tests use; each must collect at least once on the SOA heap.
 #include <doctest/doctest.h>
@@ -109,6 +110,30 @@ TEST_CASE("every workload prints its expected output under --plan=generational w
         CHECK(stats["plan"] == "generational");
         CHECK(stats["pauses"]["young"]["count"].get<int>() + stats["pauses"]["full"]["count"].get<int>() ==
               stats["collection_count"].get<int>());
+      }
+    }
+  }
+}
+
+TEST_CASE("every workload prints its expected output under --plan=concurrent with every marker") {
+  // The adaptive trigger without checks, and an early fixed trigger (more cycles, more
+  // of them in flight while the program runs) with every cycle verified: the marks of
+  // its snapshot against the serial marker and nothing reachable at its end freed.
+  for (const auto& program : workloads()) {
+    const std::string source = read_file(program);
+    const std::string expected = expected_output(program);
+    const std::string heap = header(source, "heap");
+    const std::string base =
+        "run " + program.string() + (heap.empty() ? "" : " --heap=" + heap) + " --plan=concurrent --stats=json";
+    const std::string args = " -- " + header(source, "args");
+    for (const std::string& collector : collector_flags()) {
+      for (const char* mode : {"", " --concurrent-trigger=25 --verify-heap"}) {
+        const auto stats = run_expecting(base + collector + mode + args, expected);
+        CHECK(stats["plan"] == "concurrent");
+        CHECK(stats["collection_count"].get<int>() >= 1);
+        CHECK(stats["pauses"]["initial"]["count"] == stats["collection_count"]);
+        CHECK(stats["pauses"]["final"]["count"] == stats["collection_count"]);
+        for (const auto& c : stats["collections"]) CHECK(c["kind"] == "concurrent");
       }
     }
   }

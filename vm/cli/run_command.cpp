@@ -54,6 +54,17 @@ std::optional<GenerationalOptions> RunArgs::generational() const {
   return options;
 }
 
+std::optional<ConcurrentOptions> RunArgs::concurrent() const {
+  if (plan != "concurrent") {
+    if (concurrent_trigger != 0)
+      throw UsageError("--concurrent-trigger applies to --plan=concurrent (the plan is " + plan + ")");
+    return std::nullopt;
+  }
+  ConcurrentOptions options;
+  options.trigger_percent = concurrent_trigger;
+  return options;
+}
+
 namespace {
 
 int run_program(const RunArgs& args) {
@@ -61,6 +72,7 @@ int run_program(const RunArgs& args) {
   if (!limit || *limit == 0) throw UsageError("--heap=" + args.heap + " is not a size (examples: 64M, 2G)");
   const std::vector<std::int64_t> guest_args = parse_guest_args(args.guest_args);
   const std::optional<GenerationalOptions> generational = args.generational();
+  const std::optional<ConcurrentOptions> concurrent = args.concurrent();
   const CollectorChoice choice = args.collector.choice();
 #if GCVM_HAVE_BOEHM
   if (collector_is_boehm(choice)) {
@@ -71,8 +83,8 @@ int run_program(const RunArgs& args) {
       throw UsageError("--refgraph=rebuild applies to gcvm heaps; --gc=boehm keeps no reference graph");
     if (!args.record_trace.empty())
       throw UsageError("--record-trace records a gcvm heap; it does not apply to --gc=boehm");
-    if (generational)
-      throw UsageError("--plan=" + args.plan + " needs a gcvm heap; --gc=boehm is libgc's own (non-generational) collector");
+    if (generational || concurrent)
+      throw UsageError("--plan=" + args.plan + " needs a gcvm heap; --gc=boehm is libgc's own stop-the-world, non-generational collector");
     return run_boehm(args, load_program(args.program), *limit, choice.threads, guest_args);
   }
 #endif
@@ -84,12 +96,12 @@ int run_program(const RunArgs& args) {
   config.graph_mode = args.refgraph == "rebuild" ? RefGraphMode::Rebuild : RefGraphMode::Barrier;
   try {
     if (args.record_trace.empty()) {
-      vm::SoaHeapBinding binding(config, std::move(marker), args.verify, generational);
+      vm::SoaHeapBinding binding(config, std::move(marker), args.verify, generational, concurrent);
       return run_on(args, module, binding, guest_args);
     }
-    return run_recording(args, module, config, std::move(marker), guest_args, generational);
+    return run_recording(args, module, config, std::move(marker), guest_args, generational, concurrent);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--plan=generational: ") + e.what());
+    throw UsageError("--plan=" + args.plan + ": " + e.what());
   }
 }
 
@@ -113,8 +125,9 @@ std::function<int()> register_run_command(CLI::App& app) {
   cmd->add_option("--record-trace", args->record_trace,
                   "Record the run's allocations, stores and collections as a heap trace (docs/trace-format.md)");
   cmd->add_option("--plan", args->plan,
-                  "Collection plan: marksweep (every collection full) or generational (young and full collections)")
-      ->check(CLI::IsMember({"marksweep", "generational"}))
+                  "Collection plan: marksweep (every collection full), generational (young and full collections) "
+                  "or concurrent (the mark runs while the program runs; docs/concurrent.md)")
+      ->check(CLI::IsMember({"marksweep", "generational", "concurrent"}))
       ->capture_default_str();
   cmd->add_option("--nursery", args->nursery,
                   "Generational: heap bytes allocated between young collections (default: heap/8, at least 64K)");
@@ -123,6 +136,9 @@ std::function<int()> register_run_command(CLI::App& app) {
       ->check(CLI::Range(1u, 15u));
   cmd->add_option("--full-trigger", args->full_trigger,
                   "Generational: a collection is full when the heap is this percent used (1..100, default 80)")
+      ->check(CLI::Range(1u, 100u));
+  cmd->add_option("--concurrent-trigger", args->concurrent_trigger,
+                  "Concurrent: start a cycle when the heap is this percent used (1..100; default adaptive)")
       ->check(CLI::Range(1u, 100u));
   cmd->add_option("--stats", args->stats, "End-of-run summary on stderr")
       ->check(CLI::IsMember({"text", "json", "none"}))

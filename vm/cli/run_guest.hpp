@@ -43,9 +43,13 @@ struct RunArgs {
   std::string nursery;        // empty: the policy's default
   std::uint32_t promotion_age = 0;  // 0: the policy's default
   std::uint32_t full_trigger = 0;   // 0: the policy's default
-  /// The generational plan's options from --plan and its flags; nullopt for mark-sweep.
-  /// Throws UsageError for a flag of the generational plan under --plan=marksweep.
+  std::uint32_t concurrent_trigger = 0;  // 0: adaptive
+  /// The generational plan's options from --plan and its flags; nullopt for the others.
+  /// Throws UsageError for a flag of the generational plan under another plan.
   std::optional<GenerationalOptions> generational() const;
+  /// The concurrent plan's options; nullopt for the others. Throws UsageError for
+  /// --concurrent-trigger under another plan.
+  std::optional<ConcurrentOptions> concurrent() const;
 };
 
 /// Runs the guest on `binding` and reports; with a RecordingSoaHeapBinding, also ends
@@ -85,6 +89,7 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
     vm::Interpreter<Binding> interpreter(module, binding, guest_args);
     try {
       status = interpreter.run();
+      if constexpr (requires { binding.finish_cycles(); }) binding.finish_cycles();
     } catch (const vm::GuestError& e) {
       interpreter.flush();
       fmt::print(stderr, "{}: {}\n", e.kind() == vm::GuestFailure::OutOfMemory ? "gcvm" : "error", e.what());
@@ -106,7 +111,8 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
 
 /// `gcvm run` with --record-trace=args.record_trace (run_recording.cpp).
 int run_recording(const RunArgs& args, const vm::Module& module, HeapConfig config, std::unique_ptr<Marker> marker,
-                  const std::vector<std::int64_t>& guest_args, std::optional<GenerationalOptions> generational);
+                  const std::vector<std::int64_t>& guest_args, std::optional<GenerationalOptions> generational,
+                  std::optional<ConcurrentOptions> concurrent);
 
 #if GCVM_HAVE_BOEHM
 /// `gcvm run --gc=boehm` (run_boehm.cpp): the guest in libgc's heap, capped at

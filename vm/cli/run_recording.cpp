@@ -7,9 +7,10 @@
 namespace gcvm::cli {
 
 int run_recording(const RunArgs& args, const vm::Module& module, HeapConfig config, std::unique_ptr<Marker> marker,
-                  const std::vector<std::int64_t>& guest_args, std::optional<GenerationalOptions> generational) {
+                  const std::vector<std::int64_t>& guest_args, std::optional<GenerationalOptions> generational,
+                  std::optional<ConcurrentOptions> concurrent) {
   trace::TraceWriter writer(args.record_trace);
-  vm::RecordingSoaHeapBinding binding(config, std::move(marker), args.verify, writer, generational);
+  vm::RecordingSoaHeapBinding binding(config, std::move(marker), args.verify, writer, generational, concurrent);
   return run_on(args, module, binding, guest_args);
 }
 

@@ -34,6 +34,7 @@ constexpr Key kKeys[] = {
     {"device", "--device", false},   {"heap", "--heap", false},         {"plan", "--plan", true},
     {"nursery", "--nursery", true},  {"promotion-age", "--promotion-age", true},
     {"full-trigger", "--full-trigger", true}, {"refgraph", "--refgraph", true},
+    {"concurrent-trigger", "--concurrent-trigger", true},
 };
 
 std::optional<std::uint64_t> whole_number(std::string_view text, std::uint64_t min, std::uint64_t max) {
@@ -84,9 +85,10 @@ std::string check_value(std::string_view key, std::string_view value) {
     const auto bytes = parse_byte_size(value);
     return bytes && *bytes > 0 ? "" : fmt::format("{}={} is not a size (examples: 512K, 64M)", key, value);
   }
-  if (key == "plan") return one_of({"marksweep", "generational"});
+  if (key == "plan") return one_of({"marksweep", "generational", "concurrent"});
   if (key == "promotion-age") return whole_number(value, 1, 15) ? "" : "promotion-age is a count from 1 to 15";
-  if (key == "full-trigger") return whole_number(value, 1, 100) ? "" : "full-trigger is a percentage from 1 to 100";
+  if (key == "full-trigger" || key == "concurrent-trigger")
+    return whole_number(value, 1, 100) ? "" : fmt::format("{} is a percentage from 1 to 100", key);
   if (key == "refgraph") return one_of({"barrier", "rebuild"});
   return "";
 }
@@ -113,7 +115,7 @@ std::string Workload::describe() const {
 
 std::string_view configuration_keys() {
   return "name, gc, opt (repeatable), threads, device, heap; for guest programs also plan, nursery, promotion-age, "
-         "full-trigger, refgraph";
+         "full-trigger, concurrent-trigger, refgraph";
 }
 
 Configuration parse_configuration(std::string_view text, WorkloadKind workload, const std::string& where) {

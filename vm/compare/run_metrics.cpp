@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "vm/cli/commands.hpp"
@@ -21,6 +22,11 @@ constexpr MetricInfo kMetrics[kMetricCount] = {
     {"pause_p50_ms", "pause p50 ms", 3},
     {"pause_p90_ms", "pause p90 ms", 3},
     {"pause_p99_ms", "pause p99 ms", 3},
+    {"stalls", "stalled cycles", 0},
+    {"initial_p99_ms", "initial pause p99 ms", 3},
+    {"initial_max_ms", "initial pause max ms", 3},
+    {"final_p99_ms", "final pause p99 ms", 3},
+    {"final_max_ms", "final pause max ms", 3},
     {"mark_ms", "mark ms", 2},
     {"sweep_ms", "sweep ms", 2},
     {"sync_ms", "device sync ms", 2},
@@ -64,12 +70,22 @@ RunFigures run_figures(const nlohmann::json& stats, const ChildRun& child) {
   const nlohmann::json empty = nlohmann::json::array();
   const nlohmann::json& collections = stats.contains("collections") ? stats["collections"] : empty;
   std::vector<double> pauses;
+  std::map<std::string, std::vector<double>> by_kind;  // a concurrent cycle's pauses: initial, stall, final
   double mark = 0, sweep = 0, gc_cpu = 0, young = 0;
   bool cpu_measured = !collections.empty();
   for (const nlohmann::json& c : collections) {
-    const double pause = number(c, "pause_ms").value_or(0);
-    pauses.push_back(pause);
-    f.pauses.push_back({number(c, "start_ms").value_or(0), pause});
+    if (const auto cycle = c.find("pauses"); cycle != c.end() && cycle->is_array()) {
+      for (const nlohmann::json& p : *cycle) {
+        const double pause = number(p, "ms").value_or(0);
+        pauses.push_back(pause);
+        by_kind[p.value("kind", std::string())].push_back(pause);
+        f.pauses.push_back({number(p, "start_ms").value_or(0), pause});
+      }
+    } else {
+      const double pause = number(c, "pause_ms").value_or(0);
+      pauses.push_back(pause);
+      f.pauses.push_back({number(c, "start_ms").value_or(0), pause});
+    }
     young += c.value("kind", std::string()) == "young" ? 1 : 0;
     mark += number(c, "mark_ms").value_or(0);
     sweep += number(c, "sweep_ms").value_or(0);
@@ -89,6 +105,18 @@ RunFigures run_figures(const nlohmann::json& stats, const ChildRun& child) {
     f[Metric::PauseP50] = nearest_rank(pauses, 0.5);
     f[Metric::PauseP90] = nearest_rank(pauses, 0.9);
     f[Metric::PauseP99] = nearest_rank(pauses, 0.99);
+  }
+  if (!by_kind.empty()) {
+    f[Metric::Stalls] = static_cast<double>(by_kind["stall"].size());
+    const std::pair<const char*, std::pair<Metric, Metric>> kinds[] = {
+        {"initial", {Metric::InitialP99, Metric::InitialMax}}, {"final", {Metric::FinalP99, Metric::FinalMax}}};
+    for (const auto& [kind, rows] : kinds) {
+      std::vector<double>& list = by_kind[kind];
+      if (list.empty()) continue;
+      std::sort(list.begin(), list.end());
+      f[rows.first] = nearest_rank(list, 0.99);
+      f[rows.second] = list.back();
+    }
   }
   f[Metric::Mark] = mark;
   f[Metric::Sweep] = sweep;

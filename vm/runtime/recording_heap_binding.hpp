@@ -11,14 +11,18 @@
 //     not an event; the interpreter collects and retries);
 //   - store_ref / store_ref_field / store_element: after the write barrier, with the field index or
 //     element index as the slot;
-//   - collect: before the collection, with the interpreter's precise roots (stack
-//     slots and reference globals); the recorder writes them as a root snapshot when
-//     they changed since the last one, then the collection point. Reasons are single
-//     words in a trace, so "heap full" is recorded as "heap-full".
+//   - collections: SoaHeapBinding::before_collection, right before each collection,
+//     with the interpreter's precise roots (stack slots and reference globals); the
+//     recorder writes them as a root snapshot when they changed since the last one,
+//     then the collection point. Reasons are single words in a trace, so "heap full"
+//     is recorded as "heap-full".
 // Replaying the trace therefore collects at the same points from the same roots, and
 // every collector marks and frees what the recorded run did. Under the generational
 // plan the trace has the same collection points, each replayed as a full collection
 // (a trace does not record generations), so a replay frees at least what the run did.
+// Under the concurrent plan the collection points are the cycles' initial pauses (the
+// snapshots; polls that start nothing are not recorded): a replay collects there what
+// the cycle's lazy sweep frees later, exactly the objects unreachable at the snapshot.
 #pragma once
 
 #include <algorithm>
@@ -36,8 +40,17 @@ class RecordingSoaHeapBinding : public SoaHeapBinding {
  public:
   /// `writer` must outlive the binding; call finish() once at the end of the run.
   RecordingSoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify, trace::TraceWriter& writer,
-                          std::optional<GenerationalOptions> generational = std::nullopt)
-      : SoaHeapBinding(config, std::move(marker), verify, generational), recorder_(heap(), writer) {}
+                          std::optional<GenerationalOptions> generational = std::nullopt,
+                          std::optional<ConcurrentOptions> concurrent = std::nullopt)
+      : SoaHeapBinding(config, std::move(marker), verify, generational, concurrent), recorder_(heap(), writer) {
+    before_collection = [this](std::span<const Ref> roots, const std::string& reason) {
+      roots_.clear();
+      for (const Ref r : roots) roots_.push_back(static_cast<ObjectId>(r));
+      std::string word = reason;
+      std::replace(word.begin(), word.end(), ' ', '-');
+      recorder_.collecting(roots_, word);
+    };
+  }
 
   Ref allocate(ClassHandle cls) {
     const Ref ref = SoaHeapBinding::allocate(cls);
@@ -61,15 +74,6 @@ class RecordingSoaHeapBinding : public SoaHeapBinding {
     SoaHeapBinding::store_element(array, index, value);
     recorder_.stored(static_cast<ObjectId>(array), index, static_cast<ObjectId>(value));
   }
-  const CollectionStats& collect(std::span<const Ref> roots, std::string reason) {
-    roots_.clear();
-    for (const Ref r : roots) roots_.push_back(static_cast<ObjectId>(r));
-    std::string word = reason;
-    std::replace(word.begin(), word.end(), ' ', '-');
-    recorder_.collecting(roots_, word);
-    return SoaHeapBinding::collect(roots, std::move(reason));
-  }
-
   /// Ends the trace (its end event); call once, when the interpreter is done.
   void finish() { recorder_.finish(); }
   const trace::TraceWriterTotals& trace_totals() const { return recorder_.totals(); }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "gc/plans/pause_metrics.hpp"
 #include "gc/plans/stats_report.hpp"
@@ -31,7 +32,8 @@ Totals totals(const std::vector<CollectionStats>& collections) {
   Totals t;
   for (const CollectionStats& c : collections) {
     t.pause_ms += c.pause_ms;
-    t.max_pause_ms = std::max(t.max_pause_ms, c.pause_ms);
+    if (c.pauses.empty()) t.max_pause_ms = std::max(t.max_pause_ms, c.pause_ms);
+    for (const PauseRecord& p : c.pauses) t.max_pause_ms = std::max(t.max_pause_ms, p.ms);
     t.mark_ms += c.mark.mark_ms;
     t.sweep_ms += c.sweep.sweep_ms;
     t.rebuild_ms += c.rebuild_ms;
@@ -60,8 +62,25 @@ GenerationalFigures generational_figures(const std::vector<CollectionStats>& col
   return g;
 }
 
-std::string histogram_text(const PauseHistogram& h) {
-  return fmt::format("{} collection{}, pause total {:.3f} ms, p50 {:.3f}, p90 {:.3f}, max {:.3f} ms", h.count,
+/// The concurrent plan's figures: its pauses by kind, stalls, concurrent mark and lazy sweep.
+struct ConcurrentFigures {
+  PauseHistogram initial, final_pauses, stall;
+  double concurrent_mark_ms = 0, lazy_sweep_ms = 0;
+};
+
+ConcurrentFigures concurrent_figures(const std::vector<CollectionStats>& collections) {
+  ConcurrentFigures c{pause_histogram(collections, PauseKind::Initial), pause_histogram(collections, PauseKind::Final),
+                      pause_histogram(collections, PauseKind::Stall)};
+  for (const CollectionStats& s : collections) {
+    c.concurrent_mark_ms += s.concurrent_mark_ms;
+    c.lazy_sweep_ms += s.previous_lazy_sweep.ms;
+  }
+  return c;
+}
+
+/// `what` names what is counted: "collection", or "pause" where a collection has several.
+std::string histogram_text(const PauseHistogram& h, std::string_view what = "collection") {
+  return fmt::format("{} {}{}, pause total {:.3f} ms, p50 {:.3f}, p90 {:.3f}, max {:.3f} ms", h.count, what,
                      h.count == 1 ? "" : "s", h.total_ms, h.p50_ms, h.p90_ms, h.max_ms);
 }
 
@@ -72,14 +91,11 @@ nlohmann::json PauseHistogram::json() const {
           {"p90_ms", p90_ms}, {"p99_ms", p99_ms},     {"max_ms", max_ms}};
 }
 
-PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, std::optional<CollectionKind> kind) {
-  std::vector<double> pauses;
+namespace {
+
+PauseHistogram histogram_of(std::vector<double> pauses) {
   PauseHistogram h;
-  for (const CollectionStats& c : collections)
-    if (!kind || c.kind == *kind) {
-      pauses.push_back(c.pause_ms);
-      h.total_ms += c.pause_ms;
-    }
+  for (const double p : pauses) h.total_ms += p;
   if (pauses.empty()) return h;
   std::sort(pauses.begin(), pauses.end());
   h.count = pauses.size();
@@ -88,6 +104,26 @@ PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, 
   h.p99_ms = nearest_rank(pauses, 0.99);
   h.max_ms = pauses.back();
   return h;
+}
+
+}  // namespace
+
+PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, std::optional<CollectionKind> kind) {
+  std::vector<double> pauses;
+  for (const CollectionStats& c : collections) {
+    if (kind && c.kind != *kind) continue;
+    if (c.pauses.empty()) pauses.push_back(c.pause_ms);
+    for (const PauseRecord& p : c.pauses) pauses.push_back(p.ms);
+  }
+  return histogram_of(std::move(pauses));
+}
+
+PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, PauseKind kind) {
+  std::vector<double> pauses;
+  for (const CollectionStats& c : collections)
+    for (const PauseRecord& p : c.pauses)
+      if (p.kind == kind) pauses.push_back(p.ms);
+  return histogram_of(std::move(pauses));
 }
 
 /// The device mirror's sync of a GPU mark: the graph bytes the mutator changed since
@@ -102,7 +138,35 @@ std::string sync_log_part(const MarkStats& mark) {
                      mark.detail("sync_gbps").value_or(0));
 }
 
+namespace {
+
+std::string concurrent_log_line(const CollectionStats& s) {
+  std::string pauses;
+  for (const PauseRecord& p : s.pauses)
+    pauses += fmt::format("{}{} {:.3f}", pauses.empty() ? "" : " + ", pause_kind_name(p.kind), p.ms);
+  std::string snapshot;
+  if (const auto copy = std::find_if(s.snapshot_details.begin(), s.snapshot_details.end(),
+                                     [](const auto& d) { return d.first == "copy_ms"; });
+      copy != s.snapshot_details.end())
+    snapshot = fmt::format(", snapshot copy {:.3f} ms", copy->second);
+  return fmt::format(
+      "[gc {} concurrent] {}: {}->{}, marked {}, doomed {}, {} edges, pauses {:.3f} ms ({}), concurrent mark {:.3f} ms, "
+      "cycle {:.3f} ms{}{}{}{}{}\n",
+      s.index, s.reason, mib(s.heap_before_bytes), mib(s.heap_after_bytes), s.mark.marked_objects, s.sweep.freed_objects,
+      s.mark.edges_traversed, s.pause_ms, pauses, s.concurrent_mark_ms, s.cycle_ms,
+      s.stall_ms > 0 ? fmt::format(", STALL {:.3f} ms (the mutator waited for the mark)", s.stall_ms) : std::string(),
+      snapshot,
+      s.previous_lazy_sweep.blocks > 0
+          ? fmt::format(", lazy sweep of the last cycle {:.3f} ms ({} blocks, {} freed)", s.previous_lazy_sweep.ms,
+                        s.previous_lazy_sweep.blocks, s.previous_lazy_sweep.freed_objects)
+          : std::string(),
+      sync_log_part(s.mark), s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string());
+}
+
+}  // namespace
+
 std::string gc_log_line(const CollectionStats& s) {
+  if (s.kind == CollectionKind::Concurrent) return concurrent_log_line(s);
   std::string parts = fmt::format("mark {:.3f} + sweep {:.3f}", s.mark.mark_ms, s.sweep.sweep_ms);
   if (s.rebuild_ms > 0) parts = fmt::format("rebuild {:.3f} + ", s.rebuild_ms) + parts;
   const std::string generations =
@@ -127,7 +191,8 @@ std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& c
       f.allocated.objects, f.allocated.arrays, f.allocated.bytes / 1048576.0, collections.size(),
       collections.size() == 1 ? "" : "s", t.pause_ms, t.max_pause_ms, t.mark_ms, t.sweep_ms,
       t.rebuild_ms > 0 ? fmt::format(" + rebuild {:.3f} ms", t.rebuild_ms) : std::string());
-  text += "  pauses: " + histogram_text(pause_histogram(collections)) + "\n";
+  text += "  pauses: " + histogram_text(pause_histogram(collections), f.plan == "concurrent" ? "pause" : "collection") +
+          "\n";
   if (f.plan == "generational") {
     const GenerationalFigures g = generational_figures(collections);
     const auto ratio = g.young_per_full();
@@ -136,9 +201,17 @@ std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& c
     text += fmt::format("  young per full collection: {}, objects promoted: {}\n",
                         ratio ? fmt::format("{:.1f}", *ratio) : std::string("no full collection"), g.promoted);
   }
+  if (f.plan == "concurrent") {
+    const ConcurrentFigures c = concurrent_figures(collections);
+    text += fmt::format("  plan concurrent: initial {}\n                   final   {}\n", histogram_text(c.initial, "pause"),
+                        histogram_text(c.final_pauses, "pause"));
+    text += fmt::format("  stalled cycles: {} ({:.3f} ms waiting for marks), concurrent mark {:.3f} ms, lazy sweep {:.3f} ms\n",
+                        c.stall.count, c.stall.total_ms, c.concurrent_mark_ms, c.lazy_sweep_ms);
+  }
   if (t.verify_ms > 0)
     text += fmt::format("  verified every collection ({:.3f} ms): graph matches heap, marks match serial{}\n", t.verify_ms,
-                        f.plan == "generational" ? ", remembered set complete, young collections free nothing reachable"
+                        f.plan == "generational"   ? ", remembered set complete, young collections free nothing reachable"
+                        : f.plan == "concurrent" ? ", snapshot marks free nothing reachable now"
                                                  : "");
   return text;
 }
@@ -148,13 +221,23 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
   nlohmann::json list = nlohmann::json::array();
   for (const CollectionStats& c : collections) list.push_back(collection_json(c));
   const GenerationalFigures g = generational_figures(collections);
+  const ConcurrentFigures c = concurrent_figures(collections);
   const auto ratio = g.young_per_full();
   return {
       {"command", "run"},
       {"program", f.program},
       {"collector", f.collector},
       {"plan", f.plan},
-      {"pauses", {{"all", pause_histogram(collections).json()}, {"young", g.young.json()}, {"full", g.full.json()}}},
+      {"pauses",
+       {{"all", pause_histogram(collections).json()},
+        {"young", g.young.json()},
+        {"full", g.full.json()},
+        {"initial", c.initial.json()},
+        {"final", c.final_pauses.json()},
+        {"stall", c.stall.json()}}},
+      {"stalled_cycles", c.stall.count},
+      {"concurrent_mark_ms", c.concurrent_mark_ms},
+      {"lazy_sweep_ms", c.lazy_sweep_ms},
       {"young_per_full", ratio ? nlohmann::json(*ratio) : nlohmann::json()},
       {"promoted_objects", g.promoted},
       {"refgraph", f.refgraph},

@@ -18,7 +18,7 @@ namespace gcvm::vm {
 struct RunFacts {
   std::string program;
   std::string collector;
-  std::string plan = "marksweep";  // marksweep | generational
+  std::string plan = "marksweep";  // marksweep | generational | concurrent
   std::string refgraph;  // barrier | rebuild
   std::uint64_t heap_limit_bytes = 0;
   std::uint64_t heap_used_bytes = 0;  // at exit
@@ -35,12 +35,16 @@ struct PauseHistogram {
   double total_ms = 0, p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;
   nlohmann::json json() const;
 };
-/// The histogram of the collections of `kind`, or of all of them.
+/// The histogram of the pauses of the collections of `kind`, or of all of them: one
+/// pause per stop-the-world collection, and each pause of a concurrent cycle.
 PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections,
                                std::optional<CollectionKind> kind = std::nullopt);
+/// The histogram of the concurrent cycles' pauses of one kind.
+PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, PauseKind kind);
 
 /// "[gc N] reason: 12.0M->3.1M (64.0M), marked M, freed F, pause P ms (mark .. + sweep ..)";
-/// "[gc N young] ..." with promotion and remembered-set figures on a generational heap.
+/// "[gc N young] ..." with promotion and remembered-set figures on a generational heap;
+/// "[gc N concurrent] ..." with the cycle's pauses, concurrent mark, stall and lazy sweep.
 std::string gc_log_line(const CollectionStats& stats);
 
 /// Several lines: collections, total/max pause, mark/sweep split, allocation volume.

@@ -1,5 +1,10 @@
 #include "vm/runtime/soa_heap_binding.hpp"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
 namespace gcvm::vm {
 
 namespace {
@@ -12,13 +17,24 @@ HeapConfig with_generations(HeapConfig config, const std::optional<GenerationalO
 }  // namespace
 
 SoaHeapBinding::SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify,
-                               std::optional<GenerationalOptions> generational)
-    : heap_(with_generations(config, generational)), collector_(heap_, std::move(marker), verify) {
+                               std::optional<GenerationalOptions> generational,
+                               std::optional<ConcurrentOptions> concurrent)
+    : heap_(with_generations(config, generational)) {
+  if (generational && concurrent) throw std::invalid_argument("the generational and concurrent plans are exclusive");
+  if (concurrent) {
+    concurrent_policy_.emplace(*concurrent, heap_.limit_bytes());
+    concurrent_ = std::make_unique<ConcurrentCollector>(heap_, std::move(marker), verify);
+    set_poll_budget();
+    return;
+  }
+  collector_ = std::make_unique<Collector>(heap_, std::move(marker), verify);
   if (generational) {
     policy_.emplace(*generational, heap_.limit_bytes());
-    nursery_limit_ = policy_->nursery_bytes();
+    budget_limit_ = policy_->nursery_bytes();
   }
 }
+
+SoaHeapBinding::~SoaHeapBinding() = default;
 
 SoaHeapBinding::ClassHandle SoaHeapBinding::register_class(std::uint32_t ref_fields, std::uint32_t scalar_fields) {
   const ShapeId shape = heap_.shapes().intern(ref_fields, scalar_fields);
@@ -29,20 +45,88 @@ SoaHeapBinding::ClassHandle SoaHeapBinding::register_class(std::uint32_t ref_fie
   return shape;
 }
 
-const CollectionStats& SoaHeapBinding::collect(std::span<const Ref> roots, std::string reason) {
+void SoaHeapBinding::collect(std::span<const Ref> roots, std::string reason) {
   root_ids_.clear();
   for (const Ref r : roots) root_ids_.push_back(id(r));
+  roots_ = roots;
+  const bool spent = std::exchange(budget_spent_, false);
+  collect_again_ = false;
+  if (concurrent_) {
+    if (spent)
+      poll();
+    else
+      collect_concurrent(std::move(reason));
+    return;
+  }
   CollectionKind kind = CollectionKind::Full;
+  if (before_collection) before_collection(roots, reason);
   if (policy_) {
-    auto decision = policy_->decide(nursery_spent_, heap_.used_bytes(), reason);
+    auto decision = policy_->decide(spent, heap_.used_bytes(), reason);
     kind = decision.kind;
     reason = std::move(decision.reason);
   }
-  nursery_spent_ = false;
-  nursery_used_ = 0;
-  collections_.push_back(collector_.collect(root_ids_, std::move(reason), kind));
+  budget_used_ = 0;
+  record(collector_->collect(root_ids_, std::move(reason), kind));
+  collect_again_ = kind == CollectionKind::Young;
+}
+
+void SoaHeapBinding::poll() {
+  if (concurrent_->in_flight()) {
+    if (concurrent_->mark_done()) finish_cycle(true);
+  } else if (heap_.used_bytes() >= concurrent_policy_->trigger_bytes()) {
+    heap_.finish_lazy_sweep();  // the last cycle's garbage first: it may bring the heap below the trigger
+    const std::uint64_t used = heap_.used_bytes();
+    if (used >= concurrent_policy_->trigger_bytes())
+      start_cycle(fmt::format("heap {}% used", used * 100 / heap_.limit_bytes()));
+  }
+  set_poll_budget();
+  collect_again_ = true;  // the retried allocation may still find the heap full
+}
+
+void SoaHeapBinding::collect_concurrent(std::string reason) {
+  if (concurrent_->in_flight()) {
+    finish_cycle(true);
+    if (reason == "heap full") {  // the retry may fit now; else a whole cycle (full_collection_may_help)
+      set_poll_budget();
+      collect_again_ = true;
+      return;
+    }
+  }
+  start_cycle(std::move(reason));
+  finish_cycle(false);
+  set_poll_budget();
+}
+
+void SoaHeapBinding::start_cycle(std::string reason) {
+  if (before_collection) before_collection(roots_, reason);
+  concurrent_->start(root_ids_, std::move(reason));
+  allocated_since_snapshot_ = 0;
+  budget_used_ = 0;
+}
+
+void SoaHeapBinding::finish_cycle(bool concurrent) {
+  CollectionStats stats = concurrent_->finish(root_ids_);
+  if (concurrent) concurrent_policy_->cycle_finished(allocated_since_snapshot_ + budget_used_);
+  record(std::move(stats));
+}
+
+void SoaHeapBinding::finish_cycles() {
+  if (!concurrent_ || !concurrent_->in_flight()) return;
+  root_ids_.clear();
+  roots_ = {};
+  finish_cycle(false);
+}
+
+void SoaHeapBinding::set_poll_budget() {
+  allocated_since_snapshot_ += budget_used_;
+  budget_used_ = 0;
+  budget_limit_ = concurrent_->in_flight() ? concurrent_policy_->poll_bytes()
+                                           : concurrent_policy_->bytes_until_trigger(heap_.used_bytes());
+}
+
+void SoaHeapBinding::record(CollectionStats stats) {
+  collections_.push_back(std::move(stats));
   if (on_collection) on_collection(collections_.back());
-  return collections_.back();
 }
 
 }  // namespace gcvm::vm

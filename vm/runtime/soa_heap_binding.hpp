@@ -19,7 +19,8 @@
 //                  superclass's fields at the same indices)
 //   array_length, load_element/store_element, load_scalar_element/store_scalar_element
 //   collect(roots, reason)   a collection from exactly these roots (full, or under the
-//                  generational plan young or full as its policy decides)
+//                  generational plan young or full as its policy decides; under the
+//                  concurrent plan a poll, a cycle's start or end, or a whole cycle)
 //   full_collection_may_help()  true if the last collection was partial (young), so
 //                  that an allocation that still fails should collect once more (full)
 //   used_bytes(), limit_bytes(), totals()                  heap statistics
@@ -30,10 +31,20 @@
 // - store_ref and store_element are the only ways a reference enters the heap; they
 //   are gcvm's single write barrier (Heap::store_ref / Heap::store_element), so in
 //   barrier mode the CSR is current at every collection (DESIGN.md 3).
-// - The plan is mark-sweep (every collection full) or generational
-//   (gc/plans/generational_policy.hpp): allocation then also spends a nursery budget, and
-//   returns kNull when it is spent, so the interpreter stops at a collection point
-//   exactly as for a full heap; collect() asks the policy which collection to run.
+// - The plan is mark-sweep (every collection full), generational
+//   (gc/plans/generational_policy.hpp) or concurrent (gc/plans/concurrent_policy.hpp).
+//   The last two give allocation a budget (the nursery; the bytes until the next poll)
+//   and it returns kNull when the budget is spent, so the interpreter stops at a
+//   collection point exactly as for a full heap; collect() then asks the policy what
+//   to do. Under the concurrent plan a spent budget is a poll: start a cycle when the
+//   heap reached the trigger, apply a cycle whose mark has finished, or nothing. A full
+//   heap waits for a cycle in flight (a stall), and once the cycle is applied
+//   full_collection_may_help() asks for one more collection, which, with no cycle in
+//   flight, is a whole cycle whose mark the mutator waits for; so is the `gc`
+//   instruction (after applying a cycle in flight).
+// - Every collection point that collects, under every plan, calls `before_collection`
+//   (if set) with the roots and reason first (a concurrent cycle: at its initial pause;
+//   polls that collect nothing do not call it).
 // - Allocation, reference stores and collections each happen in exactly one function
 //   here; RecordingSoaHeapBinding (recording_heap_binding.hpp) wraps exactly these to
 //   record a heap trace, so this binding has no tracing code at all.
@@ -48,6 +59,8 @@
 #include <vector>
 
 #include "gc/plans/collector.hpp"
+#include "gc/plans/concurrent_collector.hpp"
+#include "gc/plans/concurrent_policy.hpp"
 #include "gc/plans/generational_policy.hpp"
 #include "gc/heap/heap.hpp"
 #include "gc/markers/marker.hpp"
@@ -77,9 +90,12 @@ class SoaHeapBinding {
   static constexpr bool kCollectsInAllocation = false;
 
   /// With `generational`, the generational plan (config.promotion_age is set from it);
-  /// else mark-sweep. Throws std::invalid_argument for generational options out of range.
+  /// with `concurrent`, the concurrent plan; else mark-sweep. Throws
+  /// std::invalid_argument for options out of range or both plans at once.
   SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify,
-                 std::optional<GenerationalOptions> generational = std::nullopt);
+                 std::optional<GenerationalOptions> generational = std::nullopt,
+                 std::optional<ConcurrentOptions> concurrent = std::nullopt);
+  ~SoaHeapBinding();
 
   ClassHandle register_class(std::uint32_t ref_fields, std::uint32_t scalar_fields);
   FieldHandle field_handle(ClassHandle cls, bool is_ref, std::uint32_t index) const {
@@ -88,25 +104,25 @@ class SoaHeapBinding {
   }
 
   Ref allocate(ClassHandle cls) {
-    if (nursery_used_ >= nursery_limit_) [[unlikely]]
-      return nursery_spent();
+    if (budget_used_ >= budget_limit_) [[unlikely]]
+      return budget_spent();
     const ObjectId id = heap_.allocate(cls);
     if (id == kNullRef) return kNull;
     ++totals_.objects;
     totals_.bytes += object_bytes_[cls];
-    nursery_used_ += slot_bytes_[cls];
+    budget_used_ += slot_bytes_[cls];
     return id;
   }
   Ref allocate_array(bool is_ref, std::uint64_t length) {
     if (length > Heap::kMaxArrayLength) return kNull;
-    if (nursery_used_ >= nursery_limit_) [[unlikely]]
-      return nursery_spent();
+    if (budget_used_ >= budget_limit_) [[unlikely]]
+      return budget_spent();
     const ObjectId id = is_ref ? heap_.allocate_ref_array(length) : heap_.allocate_scalar_array(length);
     if (id == kNullRef) return kNull;
     ++totals_.arrays;
     const std::uint64_t element_bytes = length * (is_ref ? sizeof(ObjectId) : 8);
     totals_.bytes += kArrayHeaderBytes + element_bytes;
-    nursery_used_ += kArraySlotBytes + element_bytes;
+    budget_used_ += kArraySlotBytes + element_bytes;
     return id;
   }
 
@@ -135,42 +151,65 @@ class SoaHeapBinding {
     heap_.store_scalar_element(id(array), index, value);
   }
 
-  /// A collection (full, or what the generational policy decides); `on_collection` (if
-  /// set) sees its statistics.
-  const CollectionStats& collect(std::span<const Ref> roots, std::string reason);
-  bool full_collection_may_help() const {
-    return !collections_.empty() && collections_.back().kind == CollectionKind::Young;
+  /// A collection (full, or what the plan's policy decides); `on_collection` (if set)
+  /// sees the statistics of every collection or cycle it completes.
+  void collect(std::span<const Ref> roots, std::string reason);
+  bool full_collection_may_help() const { return collect_again_; }
+  /// The concurrent plan: applies a cycle still in flight (waiting for its mark), so
+  /// that every cycle started is reported. For the end of a run.
+  void finish_cycles();
+  /// "marksweep", "generational" or "concurrent".
+  std::string_view plan_name() const {
+    return policy_ ? "generational" : concurrent_ ? "concurrent" : "marksweep";
   }
-  /// "marksweep" or "generational".
-  std::string_view plan_name() const { return policy_ ? "generational" : "marksweep"; }
   const GenerationalPolicy* policy() const { return policy_ ? &*policy_ : nullptr; }
+  const ConcurrentPolicy* concurrent_policy() const { return concurrent_policy_ ? &*concurrent_policy_ : nullptr; }
   std::function<void(const CollectionStats&)> on_collection;
+  std::function<void(std::span<const Ref> roots, const std::string& reason)> before_collection;
 
   std::uint64_t used_bytes() const { return heap_.used_bytes(); }
   std::uint64_t limit_bytes() const { return heap_.limit_bytes(); }
   const AllocationTotals& totals() const { return totals_; }
   const std::vector<CollectionStats>& collections() const { return collections_; }
-  std::string_view collector_name() const { return collector_.marker().name(); }
+  std::string_view collector_name() const {
+    return concurrent_ ? concurrent_->marker().name() : collector_->marker().name();
+  }
   Heap& heap() { return heap_; }
 
  private:
   static ObjectId id(Ref ref) { return static_cast<ObjectId>(ref); }
   /// An array header's slot in the heap (array shapes fill 64 slots per block).
   static constexpr std::uint64_t kArraySlotBytes = kBlockBytes / 64;
-  Ref nursery_spent() {
-    nursery_spent_ = true;
+  Ref budget_spent() {
+    budget_spent_ = true;
     return kNull;
   }
+  /// The concurrent plan: a spent poll budget, and a collection asked for.
+  void poll();
+  void collect_concurrent(std::string reason);
+  /// The concurrent plan's final pause of the cycle in flight (waiting for its mark);
+  /// records it. `concurrent`: the mutator ran during the mark (the policy learns from it).
+  void finish_cycle(bool concurrent);
+  /// The concurrent plan's initial pause.
+  void start_cycle(std::string reason);
+  /// The budget until the next poll (concurrent plan).
+  void set_poll_budget();
+  void record(CollectionStats stats);
 
   Heap heap_;
-  Collector collector_;
+  std::unique_ptr<Collector> collector_;             // marksweep and generational
+  std::unique_ptr<ConcurrentCollector> concurrent_;  // concurrent
   std::optional<GenerationalPolicy> policy_;
+  std::optional<ConcurrentPolicy> concurrent_policy_;
   std::vector<std::uint64_t> object_bytes_;  // by ShapeId
   std::vector<std::uint64_t> slot_bytes_;    // by ShapeId: heap bytes of one slot
-  std::uint64_t nursery_used_ = 0;            // heap bytes allocated since the last collection
-  std::uint64_t nursery_limit_ = UINT64_MAX;  // the nursery (generational plan)
-  bool nursery_spent_ = false;                // the mutator stopped on the nursery budget
+  std::uint64_t budget_used_ = 0;            // heap bytes allocated since the budget was set
+  std::uint64_t budget_limit_ = UINT64_MAX;  // the nursery (generational) or the poll distance (concurrent)
+  bool budget_spent_ = false;                // the mutator stopped on the budget
+  bool collect_again_ = false;               // full_collection_may_help()
+  std::uint64_t allocated_since_snapshot_ = 0;  // concurrent: budget bytes since the cycle in flight started
   std::vector<ObjectId> root_ids_;
+  std::span<const Ref> roots_;  // the roots of the collect() call in progress
   std::vector<CollectionStats> collections_;
   AllocationTotals totals_;
 };

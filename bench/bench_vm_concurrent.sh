@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The concurrent plan against the stop-the-world plans on whole guest runs (not a test;
+# figures go to docs/PERFORMANCE.md): for each WORKLOAD, one `gcvm compare` of
+# mark-sweep and --plan=concurrent under serial, parallel (--gc-threads=T), gpu-bfs and
+# gpu-dfs (--device=D), runs interleaved, REPS measured runs each after one warm-up,
+# every run's guest output checked against the others. Rows: collections, max pause,
+# pause p99, stalled cycles, the concurrent plan's initial and final pause p99/max,
+# MMU at 1, 10 and 100 ms, run time, GC CPU time. With --out=DIR, each workload's
+# pause timeline, histograms and MMU curves go to DIR/NAME (gnuplot).
+#
+# Usage: bench/bench_vm_concurrent.sh [--build=DIR] [--reps=R] [--threads=T] [--device=D] [--out=DIR]
+#                                     [--format=text|markdown|csv|json] [WORKLOAD...]
+#   WORKLOAD = NAME:HEAP[:ARG,ARG...], e.g. gcbench:64M:0 binary_trees:64M:16
+#   defaults: --build=build/gpu if it holds gcvm, else build/release; --reps=5
+#   --threads=16 --device=cuda --format=markdown; GCBench, binary-trees and churn_array
+#   at full size
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build/release
+[ -x build/gpu/gcvm ] && build=build/gpu
+reps=5
+threads=16
+device=cuda
+out=
+format=markdown
+workloads=()
+for a in "$@"; do
+  case "$a" in
+    --build=*) build="${a#--build=}" ;;
+    --reps=*) reps="${a#--reps=}" ;;
+    --threads=*) threads="${a#--threads=}" ;;
+    --device=*) device="${a#--device=}" ;;
+    --out=*) out="${a#--out=}" ;;
+    --format=*) format="${a#--format=}" ;;
+    -*) echo "usage: $0 [--build=DIR] [--reps=R] [--threads=T] [--device=D] [--out=DIR] [--format=F] [NAME:HEAP[:ARGS]...]" >&2
+        exit 2 ;;
+    *) workloads+=("$a") ;;
+  esac
+done
+((${#workloads[@]} > 0)) || workloads=(gcbench:64M:0 binary_trees:64M:16 churn_array:512M)
+gcvm="$build/gcvm"
+metrics=collections,pause_max_ms,pause_p99_ms,stalls,initial_p99_ms,initial_max_ms,final_p99_ms,final_max_ms
+metrics+=,mmu_1ms,mmu_10ms,mmu_100ms,wall_ms,gc_cpu_ms,device_ms
+configs=()
+for plan in marksweep concurrent; do
+  short=${plan/marksweep/stw}
+  short=${short/concurrent/conc}
+  configs+=(--config "name=serial-$short gc=serial plan=$plan"
+            --config "name=parallel-$short gc=parallel threads=$threads plan=$plan"
+            --config "name=gpu-bfs-$short gc=gpu-bfs device=$device plan=$plan"
+            --config "name=gpu-dfs-$short gc=gpu-dfs device=$device plan=$plan")
+done
+status=0
+for w in "${workloads[@]}"; do
+  IFS=: read -r name heap args <<<"$w"
+  program="workloads/$name.gasm"
+  [ -f "$program" ] || { echo "bench_vm_concurrent: $program not found" >&2; exit 2; }
+  echo "## $name (heap $heap, args ${args//,/ })"
+  # shellcheck disable=SC2086
+  "$gcvm" compare "$program" --heap="$heap" --reps="$reps" --warmup=1 --format="$format" --metrics="$metrics" \
+      --baseline=parallel-stw ${out:+--out="$out/$name"} "${configs[@]}" -- ${args//,/ } || status=1
+  echo
+done
+exit $status

@@ -1,0 +1,64 @@
+// The lazy sweep of the concurrent plan (gc/plans/concurrent_collector.hpp): what a
+// cycle's final pause leaves for the allocator to sweep, block by block, when it next
+// needs a block.
+//
+// State: per block, the doomed slots, `doomed[b] = alloc_at_snapshot[b] & ~mark[b]`
+// (objects that were allocated when the snapshot was taken and that the mark of the
+// snapshot did not reach), and a hierarchical bitmap of the blocks that still have
+// doomed slots (pending). Sweeping block b is the ordinary block sweep
+// (Heap::sweep_block, DESIGN.md invariant 2) with the mark word `alloc[b] & ~doomed[b]`,
+// which frees exactly the doomed slots and keeps every slot allocated since the
+// snapshot ("allocated black"). That is correct whenever it runs, because nothing else
+// frees or reuses a doomed slot: a doomed slot stays allocated, so the allocator never
+// hands it out again, until its block is swept; and no collection starts before the
+// pending set is empty (every collection finishes the lazy sweep first).
+//
+// Order: pending blocks are swept in increasing block order, one at a time, so the
+// CSR edge ranges that emptied blocks and dead arrays release go back to the edge
+// space in the order the stop-the-world sweep releases them.
+//
+// The allocator's side (Heap): when no active block of a shape has room, the heap sweeps
+// pending blocks until one has room for that shape or one empties (then it is a free
+// block for any shape); an array that would pass the heap limit first finishes the
+// whole sweep. The time spent and the objects freed are counted here; they are the
+// mutator's time, not a pause.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "gc/heap/hierarchical_bitmap.hpp"
+#include "gc/heap/mark_bitmap.hpp"
+
+namespace gcvm {
+
+struct LazySweepTotals {
+  std::uint64_t blocks = 0;  // blocks swept
+  std::uint64_t freed_objects = 0;
+  double ms = 0;
+};
+
+class LazySweep {
+ public:
+  /// No block is pending.
+  bool idle() const { return pending_.empty(); }
+  /// Makes the blocks of `alloc_at_snapshot` with unmarked slots pending; returns the
+  /// objects that will be freed. Only when idle.
+  std::uint64_t begin(std::span<const std::uint64_t> alloc_at_snapshot, const MarkBitmap& marks);
+  /// The lowest pending block (which stops being pending), or npos when idle.
+  std::size_t take_next();
+  std::uint64_t doomed(std::size_t block) const { return doomed_[block]; }
+
+  LazySweepTotals& totals() { return totals_; }
+  /// The totals since the last call (and zero them).
+  LazySweepTotals take_totals() { return std::exchange(totals_, {}); }
+
+ private:
+  std::vector<std::uint64_t> doomed_;
+  HierarchicalBitmap pending_;
+  LazySweepTotals totals_;
+};
+
+}  // namespace gcvm

@@ -1,0 +1,157 @@
+#include "gc/plans/concurrent_collector.hpp"
+
+#include <bit>
+#include <stdexcept>
+
+#include "gc/markers/serial_marker.hpp"
+#include "gc/util/stopwatch.hpp"
+
+namespace gcvm {
+
+ConcurrentCollector::ConcurrentCollector(Heap& heap, std::unique_ptr<Marker> marker, bool verify)
+    : heap_(heap), marker_(std::move(marker)), verify_(verify) {
+  if (heap_.generations() != nullptr) throw std::logic_error("the concurrent plan keeps no generations");
+  if (verify_) reference_ = std::make_unique<SerialMarker>();
+  thread_ = std::thread([this] { marking_thread(); });
+}
+
+ConcurrentCollector::~ConcurrentCollector() {
+  {
+    const std::lock_guard lock(mutex_);
+    quit_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void ConcurrentCollector::marking_thread() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return work_ || quit_; });
+      if (!work_) return;
+      work_ = false;
+    }
+    try {
+      mark_stats_ = snapshot_->mark(marks_);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    {
+      const std::lock_guard lock(mutex_);
+      done_.store(true, std::memory_order_release);
+    }
+    finished_.notify_one();
+  }
+}
+
+void ConcurrentCollector::start(std::span<const ObjectId> roots, std::string reason) {
+  if (in_flight()) throw std::logic_error("a concurrent cycle started while one is in flight");
+  const double start = process_ms();
+  cycle_process_cpu_ = process_cpu_ms();
+  cycle_thread_cpu_ = thread_cpu_ms();
+  const Stopwatch pause;
+  cycle_ = {};
+  cycle_.index = ++cycles_;
+  cycle_.kind = CollectionKind::Concurrent;
+  cycle_.reason = std::move(reason);
+  cycle_.collector = std::string(marker_->name());
+  cycle_.start_ms = start;
+  auto what = [&] { return "cycle " + std::to_string(cycle_.index) + " (concurrent)"; };
+
+  heap_.finish_lazy_sweep();
+  cycle_.previous_lazy_sweep = heap_.take_lazy_sweep_totals();
+  prepare_graph(heap_, verify_, what(), cycle_);
+  cycle_.heap_before_bytes = heap_.used_bytes();
+  const BlockAllocator& blocks = heap_.blocks();
+  alloc_at_snapshot_.assign(blocks.alloc_words(), blocks.alloc_words() + blocks.high_water());
+  const MarkRequest request{heap_.graph(), roots, blocks.high_water(), &heap_.graph().changes()};
+  snapshot_ = marker_->snapshot(request);
+  cycle_.snapshot_details = snapshot_->pause_details;
+  if (verify_) {
+    const Stopwatch check;
+    snapshot_roots_.assign(roots.begin(), roots.end());
+    if (snapshot_->host_graph() == nullptr) {
+      const RefGraph& live = heap_.graph();
+      if (!verify_copy_) verify_copy_ = std::make_unique<RefGraph>(live.max_vertices(), live.max_edges());
+      if (!verify_copy_->copy_from(heap_.graph())) throw VerifyError(what() + ": no memory for the verifying copy");
+    }
+    cycle_.verify_ms += check.elapsed_ms();
+  }
+
+  error_ = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    done_.store(false, std::memory_order_relaxed);
+    work_ = true;
+  }
+  wake_.notify_one();
+  in_flight_ = true;
+  initial_thread_cpu_ = thread_cpu_ms() - cycle_thread_cpu_;
+  cycle_.pauses.push_back({PauseKind::Initial, start, pause.elapsed_ms() - cycle_.verify_ms});
+}
+
+CollectionStats ConcurrentCollector::finish(std::span<const ObjectId> roots) {
+  if (!in_flight()) throw std::logic_error("no concurrent cycle is in flight");
+  const double final_thread_cpu = thread_cpu_ms();
+  if (!mark_done()) {
+    const double start = process_ms();
+    const Stopwatch stall;
+    std::unique_lock lock(mutex_);
+    finished_.wait(lock, [&] { return done_.load(std::memory_order_relaxed); });
+    cycle_.stall_ms = stall.elapsed_ms();
+    cycle_.pauses.push_back({PauseKind::Stall, start, cycle_.stall_ms});
+  }
+  in_flight_ = false;
+  const double start = process_ms();
+  const Stopwatch pause;
+  auto what = [&] { return "cycle " + std::to_string(cycle_.index) + " (concurrent)"; };
+  std::unique_ptr<SnapshotMark> snapshot = std::move(snapshot_);
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  cycle_.mark = mark_stats_;
+  cycle_.concurrent_mark_ms = mark_stats_.mark_ms;
+
+  double verify_ms = 0;
+  if (verify_) {
+    const Stopwatch check;
+    const RefGraph& graph = snapshot->host_graph() != nullptr ? *snapshot->host_graph() : *verify_copy_;
+    // The checker wants the bitmap to cover today's heap: blocks made since the snapshot
+    // hold nothing the snapshot could mark.
+    const std::uint32_t blocks = heap_.blocks().high_water();
+    marks_.words().resize(blocks, 0);
+    const MarkRequest request{graph, snapshot_roots_, blocks};
+    check_mark(request, heap_.blocks(), marks_, cycle_, *reference_, reference_marks_, what() + " (its snapshot)");
+    // Safety now: nothing reachable in the live graph from today's roots may be doomed.
+    if (heap_.graph_mode() == RefGraphMode::Rebuild) heap_.rebuild_graph();
+    reference_->mark({heap_.graph(), roots, heap_.blocks().high_water()}, reference_marks_);
+    for (std::size_t b = 0; b < alloc_at_snapshot_.size(); ++b)
+      if (const std::uint64_t lost = reference_marks_.words()[b] & alloc_at_snapshot_[b] & ~marks_.words()[b];
+          lost != 0)
+        throw VerifyError(what() + ": object " +
+                          object_id_text(make_object_id(static_cast<std::uint32_t>(b),
+                                                        static_cast<std::uint32_t>(std::countr_zero(lost)))) +
+                          " is reachable now but the snapshot's mark would free it");
+    verify_ms = check.elapsed_ms();
+    cycle_.verify_ms += verify_ms;
+  }
+
+  const Stopwatch sweep;
+  cycle_.sweep.objects_before = 0;
+  for (const std::uint64_t word : alloc_at_snapshot_) cycle_.sweep.objects_before += std::popcount(word);
+  cycle_.sweep.freed_objects = heap_.defer_sweep(alloc_at_snapshot_, marks_);
+  cycle_.sweep.sweep_ms = sweep.elapsed_ms();
+  cycle_.heap_after_bytes = heap_.used_bytes();
+  cycle_.pauses.push_back({PauseKind::Final, start, pause.elapsed_ms() - verify_ms});
+
+  cycle_.pause_ms = 0;
+  for (const PauseRecord& p : cycle_.pauses) cycle_.pause_ms += p.ms;
+  const double end_thread_cpu = thread_cpu_ms();
+  cycle_.cycle_ms = process_ms() - cycle_.start_ms;
+  // GC CPU time: every thread but the mutator over the cycle, plus the mutator's own
+  // CPU time in the pauses.
+  cycle_.cpu_ms = (process_cpu_ms() - cycle_process_cpu_) - (end_thread_cpu - cycle_thread_cpu_) + initial_thread_cpu_ +
+                  (end_thread_cpu - final_thread_cpu);
+  return cycle_;
+}
+
+}  // namespace gcvm

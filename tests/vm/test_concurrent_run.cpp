@@ -1,0 +1,134 @@
+// `gcvm run --plan=concurrent` end to end: the cycles' pauses in --gc-log and --stats,
+// stalls, the gc instruction, out of memory after a whole cycle, flags and their
+// errors, and a recorded run's replay. Every workload under the plan with every marker
+// is in test_workloads.cpp; the collector's properties in tests/gc/test_concurrent.cpp.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using gcvm::test::line_count;
+using gcvm::test::run_gcvm;
+
+namespace {
+
+const std::string kWorkloads = std::string(GCVM_SOURCE_DIR) + "/workloads/";
+
+}  // namespace
+
+TEST_CASE("--plan=concurrent logs each cycle's pauses and reports them by kind") {
+  const auto r = run_gcvm("run " + kWorkloads + "binary_trees.gasm --heap=1M --plan=concurrent --gc-log --stats=text -- 10");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("[gc 1 concurrent] heap ") == 0);
+  CHECK(r.err.find("% used: ") != std::string::npos);
+  CHECK(r.err.find("(initial ") != std::string::npos);
+  CHECK(r.err.find(" + final ") != std::string::npos);
+  CHECK(r.err.find("concurrent mark ") != std::string::npos);
+  CHECK(r.err.find("lazy sweep of the last cycle ") != std::string::npos);
+  CHECK(r.err.find("plan concurrent: initial ") != std::string::npos);
+  CHECK(r.err.find(" pauses, pause total ") != std::string::npos);
+  CHECK(r.err.find("stalled cycles: ") != std::string::npos);
+
+  const auto json_run = run_gcvm("run " + kWorkloads + "binary_trees.gasm --heap=1M --plan=concurrent --stats=json -- 10");
+  REQUIRE(json_run.exit_code == 0);
+  const auto stats = nlohmann::json::parse(json_run.err);
+  CHECK(stats["plan"] == "concurrent");
+  const int cycles = stats["collection_count"].get<int>();
+  CHECK(cycles > 1);
+  CHECK(stats["pauses"]["initial"]["count"] == cycles);
+  CHECK(stats["pauses"]["final"]["count"] == cycles);
+  CHECK(stats["pauses"]["all"]["count"].get<int>() == 2 * cycles + stats["stalled_cycles"].get<int>());
+  double lazy = 0;
+  for (const auto& c : stats["collections"]) {
+    CHECK(c["kind"] == "concurrent");
+    double sum = 0;
+    for (const auto& p : c["pauses"]) sum += p["ms"].get<double>();
+    CHECK(c["pause_ms"].get<double>() == doctest::Approx(sum));
+    CHECK(c["pauses"].front()["kind"] == "initial");
+    CHECK(c["pauses"].back()["kind"] == "final");
+    CHECK(c["cycle_ms"].get<double>() >= sum);
+    CHECK(c["cpu_ms"].is_number());
+    CHECK(c["snapshot_details"].contains("copy_ms"));
+    lazy += c["lazy_sweep_ms"].get<double>();
+  }
+  CHECK(stats["lazy_sweep_ms"].get<double>() == doctest::Approx(lazy));
+}
+
+TEST_CASE("a cycle that starts with the heap full stalls the program, and says so") {
+  const auto r = run_gcvm("run " + kWorkloads +
+                          "binary_trees.gasm --heap=1M --plan=concurrent --concurrent-trigger=100 --gc-log --stats=json -- 10");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("STALL ") != std::string::npos);
+  const auto stats = nlohmann::json::parse(r.err.substr(r.err.rfind("\n{") + 1));
+  CHECK(stats["stalled_cycles"].get<int>() > 0);
+  CHECK(stats["pauses"]["stall"]["count"] == stats["stalled_cycles"]);
+}
+
+TEST_CASE("the guest's gc instruction runs a whole cycle under the concurrent plan") {
+  const auto r = run_gcvm("run " + kWorkloads + "micro_single.gasm --plan=concurrent --gc-log --stats=none");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("[gc 1 concurrent] gc instruction: ") == 0);
+}
+
+TEST_CASE("out of memory under the concurrent plan comes after a whole cycle") {
+  const auto r = run_gcvm("run " + kWorkloads + "micro_list.gasm --heap=256K --plan=concurrent --gc-log --stats=none -- 50000");
+  CHECK(r.exit_code == 3);
+  const auto oom = r.err.find("gcvm: out of memory");
+  REQUIRE(oom != std::string::npos);
+  const auto last_gc = r.err.rfind("[gc ", oom);
+  REQUIRE(last_gc != std::string::npos);
+  CHECK(r.err.find("heap full: ", last_gc) < oom);
+}
+
+TEST_CASE("concurrent flags that are wrong or out of place exit 2 with one line") {
+  struct Case {
+    std::string args;
+    const char* says;
+  };
+  const std::string program = "run " + kWorkloads + "micro_single.gasm ";
+  for (const auto& c : {
+           Case{program + "--concurrent-trigger=50", "--concurrent-trigger applies to --plan=concurrent"},
+           Case{program + "--plan=generational --concurrent-trigger=50", "--concurrent-trigger applies"},
+           Case{program + "--plan=concurrent --concurrent-trigger=0", "--concurrent-trigger"},
+           Case{program + "--plan=concurrent --concurrent-trigger=101", "--concurrent-trigger"},
+           Case{program + "--plan=concurrent --nursery=1M", "--nursery applies to --plan=generational"},
+       }) {
+    CAPTURE(c.args);
+    const auto r = run_gcvm(c.args);
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.err) == 1);
+    CHECK(r.err.find(c.says) != std::string::npos);
+  }
+#if GCVM_HAVE_BOEHM
+  const auto boehm = run_gcvm(program + "--plan=concurrent --gc=boehm");
+  CHECK(boehm.exit_code == 2);
+  CHECK(boehm.err.find("--plan=concurrent needs a gcvm heap") != std::string::npos);
+#endif
+}
+
+TEST_CASE("gcvm run --plan=concurrent --record-trace: the replay collects at the snapshots what the cycles freed") {
+  const std::string trace = "record-concurrent.gcvmtrace";
+  const auto run = run_gcvm("run " + kWorkloads +
+                            "binary_trees.gasm --heap=1M --plan=concurrent --concurrent-trigger=40 --stats=json "
+                            "--record-trace=" + trace + " -- 10");
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const auto recorded = nlohmann::json::parse(run.err.substr(run.err.find('{')));
+  const auto& cycles = recorded["collections"];
+  REQUIRE(cycles.size() > 1);
+
+  const auto r = run_gcvm("replay " + trace + " --verify --stats=json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["collections"].size() == cycles.size());
+  // A replayed collection at a snapshot marks what the cycle's mark reached and frees
+  // what its lazy sweep freed later: the heaps agree at every snapshot.
+  for (std::size_t i = 0; i < cycles.size(); ++i) {
+    CAPTURE(i);
+    CHECK(j["collections"][i]["marked_objects"] == cycles[i]["marked_objects"]);
+    CHECK(j["collections"][i]["freed_objects"] == cycles[i]["freed_objects"]);
+  }
+  std::filesystem::remove(trace);
+}
