@@ -51,8 +51,8 @@ bool RefGraph::copy_from(const RefGraph& source, const GraphChanges* changes, st
   held_vertices = std::min(held_vertices, vertices);
   held_edges = std::min(held_edges, edges);
   if (changes != nullptr) {
-    changes->vertices.for_each_run(held_vertices, copy_vertices);
-    changes->edges.for_each_run(held_edges, copy_edges);
+    changes->vertices.for_each_run(0, held_vertices, copy_vertices);
+    changes->edges.for_each_run(0, held_edges, copy_edges);
   }
   copy_vertices(held_vertices, vertices);
   copy_edges(held_edges, edges);

@@ -4,14 +4,15 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench replay-bench vm-gpu-bench"
+#   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench replay-bench vm-gpu-bench concurrent-bench"
 #   TEST_SUITES="test_gc test_gpu_dfs" (instead of the whole ctest: these binaries, all devices)
-#   SANITIZERS="memcheck racecheck synccheck" SANITIZE_SUITES="gc dfs gen" (which suites go under the sanitizers)
+#   SANITIZERS="memcheck racecheck synccheck" SANITIZE_SUITES="gc dfs gen conc" (which suites go under the sanitizers)
 #   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
 #   SANITIZE_DFS_ARGS="-tc=*fallback*" SANITIZE_GEN_ARGS="-tc=*property*" (doctest arguments)
 #   BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3" GEN_BENCH_ARGS="--reps=1"
 #   REPLAY_BENCH_ARGS="heaps/javac.gcvmtrace.gz" (bench/bench_replay_warm.sh's arguments; carry heaps/)
 #   VM_GPU_BENCH_ARGS="--reps=3" (bench/bench_vm_gpu.sh's arguments: guest runs, CPU against GPU collectors)
+#   CONCURRENT_BENCH_ARGS="--reps=1 gcbench:64M:0" (bench/bench_vm_concurrent.sh's: the plans side by side)
 #   bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -70,6 +71,7 @@ if has sanitize; then
         gc) suites+=("test_gc -tc=${SANITIZE_BFS_CASES:-*gpu-bfs*,*mirror*} -tce=*random*") ;;
         dfs) suites+=("test_gpu_dfs ${SANITIZE_DFS_ARGS:-}") ;;
         gen) suites+=("test_generational ${SANITIZE_GEN_ARGS:-}") ;;
+        conc) suites+=("test_concurrent ${SANITIZE_CONC_ARGS:-}") ;;
       esac
     done
     for suite in "${suites[@]}"; do
@@ -129,6 +131,14 @@ if has vm-gpu-bench; then
   # shellcheck disable=SC2086
   bash bench/bench_vm_gpu.sh --build="$build" --device=cuda ${VM_GPU_BENCH_ARGS:-} 2>&1 | tee "$out/bench_vm_gpu.log"
   note "bench_vm_gpu ${VM_GPU_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
+fi
+
+if has concurrent-bench; then
+  start=$SECONDS
+  # shellcheck disable=SC2086
+  bash bench/bench_vm_concurrent.sh --build="$build" --device=cuda ${CONCURRENT_BENCH_ARGS:-} 2>&1 |
+    tee "$out/bench_vm_concurrent.log"
+  note "bench_vm_concurrent ${CONCURRENT_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
 fi
 
 if has probe && [ -d probe ]; then
