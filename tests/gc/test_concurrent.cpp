@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "device_fixtures.hpp"
@@ -35,6 +37,17 @@ class MarksNothing final : public Marker {
   MarkStats mark(const MarkRequest& request, MarkBitmap& out) override {
     out.reset(request.block_count);
     return {};
+  }
+};
+
+/// The serial marker, after a nap: a mark still running when the mutator needs it.
+class SlowMarker final : public Marker {
+ public:
+  std::string_view name() const override { return "slow"; }
+  MarkerConstraints constraints() const override { return {}; }
+  MarkStats mark(const MarkRequest& request, MarkBitmap& out) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return SerialMarker().mark(request, out);
   }
 };
 
@@ -145,6 +158,21 @@ TEST_CASE("the trigger leaves room for what the mutator allocates during a cycle
   fixed.cycle_finished(90u << 20);
   CHECK(fixed.trigger_bytes() == limit / 100 * 30);
   CHECK_THROWS_AS(ConcurrentPolicy({.trigger_percent = 101}, limit), std::invalid_argument);
+}
+
+TEST_CASE("a cycle finished before its mark is done stalls the mutator, and the stall is a pause of its own") {
+  Heap heap(HeapConfig{.limit_bytes = 4u << 20});
+  const ShapeId node = heap.shapes().intern(1, 0);
+  const std::vector<ObjectId> roots{heap.allocate(node)};
+  heap.allocate(node);  // garbage
+  ConcurrentCollector collector(heap, std::make_unique<SlowMarker>(), true);
+  collector.start(roots, "test");
+  const CollectionStats stats = collector.finish(roots);  // at once: the mark still naps
+  CHECK(stats.stall_ms >= 100);
+  REQUIRE(stats.pauses.size() == 3);
+  CHECK(stats.pauses[1].kind == PauseKind::Stall);
+  CHECK(stats.pauses[1].ms == doctest::Approx(stats.stall_ms));
+  CHECK(stats.mark.marked_objects == 1);
 }
 
 TEST_CASE("--verify catches a snapshot mark that would free a reachable object") {
