@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 
 #include "gc/device/cuda_host_pinner.hpp"
 #include "gc/device/cuda_memory.hpp"
@@ -34,6 +35,7 @@ class CudaBackend final : public DeviceBackend {
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
     state_.reserve(GCVM_STATE_WORDS * sizeof(std::uint32_t), "the level state");
+    staging_.prepare();
   }
   ~CudaBackend() override {
     cudaEventDestroy(start_);
@@ -94,13 +96,35 @@ class CudaBackend final : public DeviceBackend {
 
   std::span<std::byte> patch_buffer(std::uint64_t bytes) override {
     check(cudaStreamSynchronize(stream_), "waiting for the last mirror patch");
-    return {patch_host_.reserve(std::max<std::uint64_t>(bytes, 8), "the mirror patch"), bytes};
+    patch_staged_ = bytes > patch_host_.capacity();
+    if (!patch_staged_) return {patch_host_.data(), bytes};
+    // Too large for the page-locked buffer: packed into pageable memory and staged
+    // (grow_patch_buffer page-locks a larger buffer after the pause).
+    wanted_patch_bytes_ = std::max(wanted_patch_bytes_, bytes);
+    if (bytes > patch_spill_bytes_) {
+      patch_spill_bytes_ = bytes + bytes / 2;
+      patch_spill_ = std::make_unique_for_overwrite<std::byte[]>(patch_spill_bytes_);
+    }
+    return {patch_spill_.get(), bytes};
+  }
+
+  void grow_patch_buffer() override {
+    if (wanted_patch_bytes_ <= patch_host_.capacity()) return;
+    make_current();
+    check(cudaStreamSynchronize(stream_), "waiting for the last mirror patch");
+    patch_host_.reserve(wanted_patch_bytes_, "the mirror patch");
+    wanted_patch_bytes_ = 0;
+    patch_spill_.reset();
+    patch_spill_bytes_ = 0;
   }
 
   void apply_patch(const MirrorPatchLayout& layout) override {
     patch_.reserve(layout.bytes, "the mirror patch");
-    check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data(), layout.bytes, cudaMemcpyHostToDevice, stream_),
-          "uploading the mirror patch");
+    if (patch_staged_)
+      staging_.copy(patch_.as<void>(), patch_spill_.get(), layout.bytes, stream_);
+    else
+      check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data(), layout.bytes, cudaMemcpyHostToDevice, stream_),
+            "uploading the mirror patch");
     const auto* patch = patch_.as<std::uint32_t>();
     constexpr std::uint64_t kWord = sizeof(std::uint32_t);
     for (const MirrorPatchLayout::Pairs& pairs : layout.edge_pairs)
@@ -359,6 +383,10 @@ class CudaBackend final : public DeviceBackend {
   DeviceBuffer begin_, degree_, edges_, marks_, roots_, state_, patch_;
   DeviceBuffer queues_[2];
   PinnedBuffer patch_host_;
+  std::unique_ptr<std::byte[]> patch_spill_;  // a patch too large for patch_host_, until it grows
+  std::uint64_t patch_spill_bytes_ = 0;
+  std::uint64_t wanted_patch_bytes_ = 0;      // the largest patch that did not fit, since the last growth
+  bool patch_staged_ = false;                 // the current patch is in patch_spill_
   std::vector<void*> batch_to_;  // the direct copies of one upload_ranges (cudaMemcpyBatchAsync)
   std::vector<const void*> batch_from_;
   std::vector<std::size_t> batch_bytes_;

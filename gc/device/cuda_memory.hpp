@@ -121,6 +121,10 @@ class PinnedStaging {
   PinnedStaging& operator=(const PinnedStaging&) = delete;
   ~PinnedStaging() { release(); }
 
+  /// Allocates the chunks now (page-locking takes milliseconds: better at start-up than
+  /// in the first pause that stages a copy); false if they cannot be had.
+  bool prepare() { return ready(); }
+
   /// Enqueues the copy on `stream`; `from` may be reused when this returns.
   void copy(void* to, const void* from, std::size_t bytes, cudaStream_t stream) {
     if (bytes < kDirectBelow || !ready()) {

@@ -150,6 +150,12 @@ class DeviceBackend {
   /// Host memory for a packed patch of at least `bytes` bytes (pinned where the backend
   /// can pin); valid until the next call. Waits for the last patch's copy first.
   virtual std::span<std::byte> patch_buffer(std::uint64_t bytes) = 0;
+  /// After the pause (nothing of the device is in use): grows the page-locked patch
+  /// buffer to the largest patch that did not fit it since the last call, where the
+  /// backend keeps one (page-locking costs about as much as writing the memory, so a
+  /// patch that does not fit is staged instead, and the buffer grows here, outside the
+  /// pause). The default does nothing.
+  virtual void grow_patch_buffer() {}
   /// Enqueues one copy of the first layout.bytes of the patch buffer and the kernels
   /// that apply it.
   virtual void apply_patch(const MirrorPatchLayout& layout) = 0;

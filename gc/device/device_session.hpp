@@ -37,6 +37,11 @@ class DeviceSession {
   /// (Marker's default). A device error here falls back as `mark` does.
   std::unique_ptr<SnapshotMark> snapshot(Marker& marker, const MarkRequest& request, const DeviceSnapshot& on_device);
 
+  /// Outside the pause: lets the backend grow what it keeps out of pauses.
+  void after_pause() {
+    if (backend_) backend_->grow_patch_buffer();
+  }
+
   /// The device in use, or null on the CPU.
   const DeviceInfo* device() const { return backend_ ? &backend_->info() : nullptr; }
 

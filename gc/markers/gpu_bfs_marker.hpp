@@ -85,6 +85,7 @@ class GpuBfsMarker final : public Marker {
 
   /// The device in use, or null after falling back to the CPU.
   const DeviceInfo* device() const { return session_.device(); }
+  void after_pause() override { session_.after_pause(); }
 
  private:
   /// What the pause's part of a mark leaves for the rest.

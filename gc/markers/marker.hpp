@@ -96,6 +96,10 @@ class Marker {
   /// The worker threads of a CPU-parallel marker, which the collector's sweep borrows
   /// (gc/heap/sweep.hpp); null for markers that run on one thread or a device.
   virtual ThreadPool* thread_pool() { return nullptr; }
+  /// Called by the plan once a collection's pause is over (a concurrent cycle: once its
+  /// mark is done, on the marking thread): work the marker keeps out of pauses, such as
+  /// a device marker's growing its page-locked buffers. Default: nothing.
+  virtual void after_pause() {}
   /// In the pause: a snapshot of request.graph and request.roots (request.premarked
   /// must be empty), to be marked by the returned SnapshotMark after the pause. At most
   /// one snapshot mark of a marker exists at a time, and `mark` is not called while it

@@ -145,6 +145,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   stats.heap_after_bytes = heap_.used_bytes();
   stats.pause_ms = pause.elapsed_ms() - stats.verify_ms;
   stats.cpu_ms = process_cpu_ms() - cpu_at_start;
+  marker_->after_pause();
   return stats;
 }
 

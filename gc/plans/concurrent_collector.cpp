@@ -34,6 +34,7 @@ void ConcurrentCollector::marking_thread() {
     }
     try {
       mark_stats_ = snapshot_->mark(marks_);
+      marker_->after_pause();
     } catch (...) {
       error_ = std::current_exception();
     }
