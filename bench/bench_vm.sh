@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bytecode VM's benchmarks (not a test; figures go to docs/PERFORMANCE.md):
+# The bytecode VM's benchmarks (not a test; figures go to docs/performance-vm.md):
 #  1. binary-trees N=16..18, gcvm (workloads/binary_trees.gasm) against Lua 5.4
 #     (bench/lua/binary_trees.lua, the same algorithm), run alternately in one session;
 #     medians of REPS runs of wall time and of CPU time (user + sys, the fairer figure
