@@ -8,8 +8,8 @@ namespace gcvm {
 
 namespace {
 
-constexpr std::uint64_t kVertexBytes = sizeof(std::uint64_t) + sizeof(std::uint32_t);
-constexpr std::uint64_t kEdgeBytes = sizeof(ObjectId);
+constexpr std::uint64_t kVertexBytes = MirrorPlan::kVertexBytes;
+constexpr std::uint64_t kEdgeBytes = MirrorPlan::kEdgeBytes;
 
 }  // namespace
 

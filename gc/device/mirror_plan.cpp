@@ -11,8 +11,8 @@ namespace gcvm {
 
 namespace {
 
-constexpr std::uint64_t kVertexBytes = sizeof(std::uint64_t) + sizeof(std::uint32_t);
-constexpr std::uint64_t kEdgeBytes = sizeof(ObjectId);
+constexpr std::uint64_t kVertexBytes = MirrorPlan::kVertexBytes;
+constexpr std::uint64_t kEdgeBytes = MirrorPlan::kEdgeBytes;
 constexpr std::uint64_t kPairBytes = 2 * sizeof(std::uint32_t);
 constexpr std::uint64_t kRecordBytes = 2 * sizeof(std::uint32_t) + sizeof(std::uint64_t);
 constexpr std::uint64_t kRunHeaderBytes = 3 * sizeof(std::uint64_t);

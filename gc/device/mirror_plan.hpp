@@ -35,6 +35,9 @@ namespace gcvm {
 class ThreadPool;
 
 struct MirrorPlan {
+  /// Bytes of one graph entry on the link: a vertex (begin and degree), an edge.
+  static constexpr std::uint64_t kVertexBytes = sizeof(std::uint64_t) + sizeof(std::uint32_t);
+  static constexpr std::uint64_t kEdgeBytes = sizeof(ObjectId);
   /// Runs of at least this many bytes go by DMA from the host arrays; shorter ones are
   /// packed (a DMA costs microseconds to issue, about as long as packing this much).
   static constexpr std::uint64_t kDirectBytes = std::uint64_t{64} << 10;
