@@ -2,6 +2,7 @@
 // and stderr, for end-to-end CLI tests.
 #pragma once
 
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -11,6 +12,9 @@
 #include <string>
 
 namespace gcvm::test {
+
+/// The guest programs of workloads/, with a trailing slash.
+inline const std::string kWorkloads = std::string(GCVM_SOURCE_DIR) + "/workloads/";
 
 struct CliResult {
   int exit_code = -1;
@@ -48,6 +52,16 @@ inline int line_count(const std::string& text) {
   int lines = 0;
   for (char c : text) lines += c == '\n';
   return lines + (!text.empty() && text.back() != '\n');
+}
+
+/// A usage error: gcvm with `args` exits 2 with one line on stderr that says `says`.
+inline void check_usage_error(const std::string& args, const std::string& says) {
+  CAPTURE(args);
+  const CliResult r = run_gcvm(args);
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(line_count(r.err) == 1);
+  CHECK(r.err.find(says) != std::string::npos);
 }
 
 }  // namespace gcvm::test

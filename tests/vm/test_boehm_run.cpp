@@ -11,15 +11,10 @@
 
 #include "cli_runner.hpp"
 
+using gcvm::test::kWorkloads;
 using gcvm::test::line_count;
 using gcvm::test::run_gcvm;
 using gcvm::test::write_program;
-
-namespace {
-
-const std::string kWorkloads = std::string(GCVM_SOURCE_DIR) + "/workloads/";
-
-}  // namespace
 
 TEST_CASE("boehm: a guest error exits 4 with the same message and stack trace as the SOA heap") {
   const std::string file = write_program(

@@ -14,11 +14,10 @@
 #include "gc/device/device_registry.hpp"
 #include "vm/cli_runner.hpp"
 
+using gcvm::test::kWorkloads;
 using gcvm::test::run_gcvm;
 
 namespace {
-
-const std::string kWorkloads = std::string(GCVM_SOURCE_DIR) + "/workloads/";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

@@ -9,14 +9,9 @@
 
 #include "cli_runner.hpp"
 
-using gcvm::test::line_count;
+using gcvm::test::check_usage_error;
+using gcvm::test::kWorkloads;
 using gcvm::test::run_gcvm;
-
-namespace {
-
-const std::string kWorkloads = std::string(GCVM_SOURCE_DIR) + "/workloads/";
-
-}  // namespace
 
 TEST_CASE("--plan=concurrent logs each cycle's pauses and reports them by kind") {
   const auto r = run_gcvm("run " + kWorkloads + "binary_trees.gasm --heap=1M --plan=concurrent --gc-log --stats=text -- 10");
@@ -96,12 +91,7 @@ TEST_CASE("concurrent flags that are wrong or out of place exit 2 with one line"
            Case{program + "--plan=concurrent --concurrent-trigger=101", "--concurrent-trigger"},
            Case{program + "--plan=concurrent --nursery=1M", "--nursery applies to --plan=generational"},
        }) {
-    CAPTURE(c.args);
-    const auto r = run_gcvm(c.args);
-    CAPTURE(r.err);
-    CHECK(r.exit_code == 2);
-    CHECK(line_count(r.err) == 1);
-    CHECK(r.err.find(c.says) != std::string::npos);
+    check_usage_error(c.args, c.says);
   }
 #if GCVM_HAVE_BOEHM
   const auto boehm = run_gcvm(program + "--plan=concurrent --gc=boehm");

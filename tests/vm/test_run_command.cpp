@@ -10,15 +10,11 @@
 #include "cli_runner.hpp"
 #include "gc/device/device_registry.hpp"
 
+using gcvm::test::check_usage_error;
+using gcvm::test::kWorkloads;
 using gcvm::test::line_count;
 using gcvm::test::run_gcvm;
 using gcvm::test::write_program;
-
-namespace {
-
-const std::string kWorkloads = std::string(GCVM_SOURCE_DIR) + "/workloads/";
-
-}  // namespace
 
 TEST_CASE("gcvm run prints guest output on stdout and a summary on stderr") {
   const auto r = run_gcvm("run " + kWorkloads + "binary_trees.gasm --heap=512K -- 6");
@@ -101,12 +97,7 @@ TEST_CASE("bad flags and arguments exit 2 with one line") {
            Case{"run " + kWorkloads + "micro_single.gasm -- ten", "program argument 'ten' is not a 64-bit integer"},
            Case{"disasm", "program is required"},
        }) {
-    CAPTURE(c.args);
-    const auto r = run_gcvm(c.args);
-    CAPTURE(r.err);
-    CHECK(r.exit_code == 2);
-    CHECK(line_count(r.err) == 1);
-    CHECK(r.err.find(c.says) != std::string::npos);
+    check_usage_error(c.args, c.says);
   }
 }
 
