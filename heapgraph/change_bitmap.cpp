@@ -1,6 +1,7 @@
 #include "heapgraph/change_bitmap.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace gcvm {
 
@@ -29,6 +30,12 @@ std::uint64_t ChangeBitmap::count(std::uint64_t limit) const {
 bool ChangeBitmap::any() const {
   const std::uint64_t words = summary_words();
   return std::any_of(summary_.data(), summary_.data() + words, [](std::uint64_t w) { return w != 0; });
+}
+
+std::uint64_t ChangeBitmap::marked_chunks() const {
+  std::uint64_t n = 0;
+  for (std::uint64_t s = 0; s < summary_words(); ++s) n += static_cast<std::uint64_t>(std::popcount(summary_[s]));
+  return n;
 }
 
 void ChangeBitmap::clear() {

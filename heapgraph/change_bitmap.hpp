@@ -51,6 +51,9 @@ class ChangeBitmap {
   /// Set bits below `limit` (a popcount over the words of marked chunks).
   std::uint64_t count(std::uint64_t limit) const;
   bool any() const;
+  /// Chunks that may hold set bits (a popcount of the summary): an upper bound on the
+  /// set bits / kIndicesPerChunk, and a lower bound on the words a walk visits.
+  std::uint64_t marked_chunks() const;
   /// Clears every bit (in time proportional to the chunks that hold any).
   void clear();
   std::uint64_t generation() const { return generation_; }

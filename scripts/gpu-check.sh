@@ -4,12 +4,13 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench replay-bench vm-gpu-bench concurrent-bench"
+#   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench sync-bench replay-bench vm-gpu-bench concurrent-bench"
 #   TEST_SUITES="test_gc test_gpu_dfs" (instead of the whole ctest: these binaries, all devices)
 #   SANITIZERS="memcheck racecheck synccheck" SANITIZE_SUITES="gc dfs gen conc" (which suites go under the sanitizers)
 #   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
 #   SANITIZE_DFS_ARGS="-tc=*fallback*" SANITIZE_GEN_ARGS="-tc=*property*" (doctest arguments)
 #   BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3" GEN_BENCH_ARGS="--reps=1"
+#   SYNC_BENCH_ARGS="--rounds=5" (bench_mirror_sync's: the host side of a mirror sync, 1 to all threads)
 #   REPLAY_BENCH_ARGS="heaps/javac.gcvmtrace.gz" (bench/bench_replay_warm.sh's arguments; carry heaps/)
 #   VM_GPU_BENCH_ARGS="--reps=3" (bench/bench_vm_gpu.sh's arguments: guest runs, CPU against GPU collectors)
 #   CONCURRENT_BENCH_ARGS="--reps=1 gcbench:64M:0" (bench/bench_vm_concurrent.sh's: the plans side by side)
@@ -117,6 +118,12 @@ if has gen-bench; then
   # shellcheck disable=SC2086
   bash bench/bench_vm_generational.sh --build="$build" --device=cuda:0 ${GEN_BENCH_ARGS:-} 2>&1 | tee "$out/bench_vm_generational.log"
   note "bench_vm_generational ${GEN_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
+fi
+
+if has sync-bench; then
+  start=$SECONDS
+  "$build/bench/bench_mirror_sync" ${SYNC_BENCH_ARGS:-} 2>&1 | tee "$out/bench_mirror_sync.log"
+  note "bench_mirror_sync ${SYNC_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
 fi
 
 if has replay-bench; then

@@ -53,19 +53,17 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   std::uint64_t changed_bytes = full_bytes;  // a mirror with no usable change record: all of it is new
   ThreadPool* pool = nullptr;
   if (!full) {
-    // Counting the changes costs a popcount per marked word; planning costs a step per
-    // run. So whether a full upload is cheaper is decided before any run is visited.
-    const std::uint64_t synced_vertices = std::min(vertices_, vertex_count);
-    const std::uint64_t synced_edges = std::min(edges_, edge_count);
-    const std::uint64_t changed_vertices = changes->vertices.count(synced_vertices) + vertex_count - synced_vertices;
-    const std::uint64_t changed_edges = changes->edges.count(synced_edges) + edge_count - synced_edges;
-    changed_bytes = changed_vertices * kVertexBytes + changed_edges * kEdgeBytes;
-    full = changed_bytes > full_bytes / 2;
-    if (!full && changed_vertices + changed_edges >= kParallelChanges) {
+    // Planning counts the changes on the way, on every thread, so whether a full upload
+    // is cheaper is known only after it: the wasted plan is small beside an upload of
+    // over half of the graph.
+    const std::uint64_t chunks = changes->vertices.marked_chunks() + changes->edges.marked_chunks();
+    if (chunks >= kParallelChunks) {
       if (!pool_) pool_ = std::make_unique<ThreadPool>(0);
       pool = pool_.get();
     }
-    if (!full) plan_mirror_sync(graph, *changes, vertices_, edges_, pool, plan);
+    plan_mirror_sync(graph, *changes, vertices_, edges_, pool, plan);
+    changed_bytes = plan.changed_bytes;
+    full = changed_bytes > full_bytes / 2;
   }
   if (full) plan_mirror_upload(graph, plan);
   stats.plan_ms = pack_clock.elapsed_ms();

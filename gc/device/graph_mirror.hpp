@@ -22,10 +22,11 @@
 // instead, which is then also within it. Allocation into a reused slot changes that
 // slot's vertex and edges only: its block neighbours are not sent again.
 //
-// Who packs. A sync of at least kParallelChanges changed entries (allocation into freed
-// slots changes millions, scattered over the heap) plans and packs on a pool of every
-// hardware thread, which the mirror creates at its first such sync and keeps; smaller
-// syncs run on the caller's thread, where waking a pool would cost more than it saves.
+// Who packs. A sync whose changes are spread over at least kParallelChunks chunks of the
+// change record (allocation into freed slots changes millions of entries, scattered over
+// the heap) plans and packs on a pool of every hardware thread, which the mirror creates
+// at its first such sync and keeps; smaller syncs run on the caller's thread, where
+// waking a pool would cost more than it saves.
 //
 // A sync uploads everything when the mirror is empty, when it last synced a different
 // graph, when the caller has no change record, or when someone else cleared the
@@ -71,8 +72,10 @@ struct MirrorSyncStats {
 
 class GraphMirror {
  public:
-  /// Changed entries from which a sync plans and packs on the mirror's thread pool.
-  static constexpr std::uint64_t kParallelChanges = std::uint64_t{1} << 15;
+  /// Change-record chunks (ChangeBitmap::kIndicesPerChunk entries each) holding changes
+  /// from which a sync plans and packs on the mirror's thread pool: changes spread
+  /// over that much of the graph take longer to walk than waking the pool.
+  static constexpr std::uint64_t kParallelChunks = 16;
 
   explicit GraphMirror(DeviceBackend& backend);
   ~GraphMirror();

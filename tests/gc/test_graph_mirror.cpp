@@ -170,8 +170,9 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
       }
       check_bound(f.collect());
 
-      // Scattered stores by the ten thousand: planned and packed on the mirror's pool.
-      for (std::uint64_t i = 0; i < 2 * GraphMirror::kParallelChanges; ++i) {
+      // Scattered stores by the ten thousand, over far more than GraphMirror::kParallelChunks
+      // chunks of the change record: planned and packed on the mirror's pool.
+      for (std::uint64_t i = 0; i < 65536; ++i) {
         const ObjectId holder = f.heap.load_element(array, rng() % 30000);
         if (holder != kNullRef) f.heap.store_ref(holder, rng() % 4, f.heap.load_element(array, rng() % 30000));
       }

@@ -1,0 +1,113 @@
+// The host side of a device mirror's sync (gc/device/mirror_plan.hpp), without a
+// device: counting the changes, planning what to send, packing the patch and clearing
+// the change record, on 1, 2, ... up to every hardware thread. Medians of repeated
+// rounds; each round changes the graph the way a mutator that allocates into freed
+// slots does (runs of re-assigned vertices and their initialised edges) plus stores
+// scattered over the whole edge array (rewired references).
+//
+//   bench_mirror_sync [--vertices=N] [--allocated=N] [--scattered=N] [--rounds=R]
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "bench/median.hpp"
+#include "gc/device/mirror_plan.hpp"
+#include "gc/util/stopwatch.hpp"
+#include "gc/util/thread_pool.hpp"
+#include "heapgraph/ref_graph.hpp"
+
+using namespace gcvm;
+using gcvm::bench::median;
+
+namespace {
+
+constexpr std::uint32_t kDegree = 3;
+
+/// A round of mutation: `allocated` objects in runs of consecutive slots (each freed
+/// and allocated again, its edge range taken from the freed ones, its references
+/// set), then `scattered` stores anywhere.
+void mutate(RefGraph& graph, std::uint64_t allocated, std::uint64_t scattered, std::mt19937_64& rng) {
+  const std::uint64_t vertices = graph.vertex_count();
+  std::uniform_int_distribution<std::uint64_t> any_vertex(0, vertices - 1);
+  std::uniform_int_distribution<std::uint64_t> run_length(1, 64);
+  std::uint64_t done = 0;
+  while (done < allocated) {
+    const std::uint64_t first = any_vertex(rng);
+    const std::uint64_t count = std::min({run_length(rng), allocated - done, vertices - first});
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const ObjectId v = static_cast<ObjectId>(first + k);
+      graph.release_edges(graph.begin(v), graph.degree(v));
+      const auto base = graph.reserve_edges(kDegree);
+      graph.assign_vertex(v, *base, kDegree);
+      for (std::uint32_t s = 0; s < kDegree; ++s) graph.record_store(v, s, static_cast<ObjectId>(any_vertex(rng)));
+    }
+    done += count;
+  }
+  std::uniform_int_distribution<std::uint64_t> any_edge(0, graph.edge_count() - 1);
+  for (std::uint64_t i = 0; i < scattered; ++i) graph.set_edge(any_edge(rng), static_cast<ObjectId>(any_vertex(rng)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Host side of the device mirror's sync: count, plan, pack, clear"};
+  std::uint64_t vertices = 4'000'000, allocated = 900'000, scattered = 600'000;
+  int rounds = 5;
+  app.add_option("--vertices", vertices, "Vertices of the graph (degree 3 each)");
+  app.add_option("--allocated", allocated, "Objects re-allocated per round, in runs of 1-64 slots");
+  app.add_option("--scattered", scattered, "Scattered stores per round");
+  app.add_option("--rounds", rounds, "Rounds per thread count (medians)");
+  CLI11_PARSE(app, argc, argv);
+
+  RefGraph graph;
+  std::mt19937_64 rng(1);
+  graph.grow_vertices(vertices);
+  for (std::uint64_t v = 0; v < vertices; ++v) {
+    const auto base = graph.reserve_edges(kDegree);
+    graph.assign_vertex(static_cast<ObjectId>(v), *base, kDegree);
+  }
+  graph.changes().clear();
+
+  fmt::print("graph: {} vertices, {} edge slots; per round {} objects re-allocated, {} scattered stores\n", vertices,
+             graph.edge_count(), allocated, scattered);
+  fmt::print("{:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}\n", "threads", "changed", "count", "plan",
+             "fill", "clear", "total", "patch", "GB/s");
+  MirrorPlan plan;
+  std::vector<std::byte> patch;
+  const unsigned hardware = ThreadPool::resolve(0);
+  for (unsigned threads = 1; threads <= hardware; threads = threads == hardware ? hardware + 1 : std::min(2 * threads, hardware)) {
+    ThreadPool pool(threads);
+    std::vector<double> count_ms, plan_ms, fill_ms, clear_ms, total_ms;
+    std::uint64_t changed = 0, patch_bytes = 0;
+    for (int r = 0; r < rounds; ++r) {
+      mutate(graph, allocated, scattered, rng);
+      GraphChanges& changes = graph.changes();
+      const Stopwatch total;
+      Stopwatch step;
+      changed = changes.vertices.count(graph.vertex_count()) * MirrorPlan::kVertexBytes +
+                changes.edges.count(graph.edge_count()) * MirrorPlan::kEdgeBytes;
+      count_ms.push_back(step.elapsed_ms());
+      step = Stopwatch();
+      plan_mirror_sync(graph, changes, graph.vertex_count(), graph.edge_count(), &pool, plan);
+      plan_ms.push_back(step.elapsed_ms());
+      if (patch.size() < plan.patch_bytes) patch.resize(plan.patch_bytes);
+      step = Stopwatch();
+      fill_mirror_patch(graph, plan, patch.data(), &pool);
+      fill_ms.push_back(step.elapsed_ms());
+      step = Stopwatch();
+      changes.clear();
+      clear_ms.push_back(step.elapsed_ms());
+      total_ms.push_back(total.elapsed_ms());
+      patch_bytes = plan.patch_bytes + plan.direct_bytes;
+    }
+    const double t = median(total_ms);
+    fmt::print("{:>7} {:>8.1f}MB {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.1f}MB {:>9.2f}\n", threads,
+               changed / 1e6, median(count_ms), median(plan_ms), median(fill_ms), median(clear_ms), t,
+               patch_bytes / 1e6, patch_bytes / (t * 1e6));
+  }
+  return 0;
+}
