@@ -49,19 +49,19 @@ GCVM_DEVICE gcvm_u32 gcvm_part_owner(GCVM_GLOBAL const gcvm_u32* table, gcvm_u32
   return low;
 }
 
-/* Claims local vertex `local` in `marks`; true for the thread that set the bit. */
-GCVM_DEVICE int gcvm_part_claim_bit(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 local) {
-  const gcvm_u32 bit = 1u << (local & 31u);
-  GCVM_GLOBAL gcvm_u32* word = marks + (local >> 5);
+/* Claims local vertex `vertex` in `marks`; true for the thread that set the bit. */
+GCVM_DEVICE int gcvm_part_claim_bit(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 vertex) {
+  const gcvm_u32 bit = 1u << (vertex & 31u);
+  GCVM_GLOBAL gcvm_u32* word = marks + (vertex >> 5);
   if ((GCVM_VOLATILE_LOAD(word) & bit) != 0) return 0;
   return (GCVM_ATOMIC_OR(word, bit) & bit) == 0;
 }
 
-/* Appends local vertex `local` to the frontier queue `queue` (count `count`). */
+/* Appends local vertex `vertex` to the frontier queue `queue` (count `count`). */
 GCVM_DEVICE void gcvm_part_enqueue(GCVM_GLOBAL gcvm_u32* queue, GCVM_GLOBAL gcvm_u32* count, gcvm_u32 capacity,
-                                   GCVM_GLOBAL gcvm_u32* state, gcvm_u32 local) {
+                                   GCVM_GLOBAL gcvm_u32* state, gcvm_u32 vertex) {
   const gcvm_u32 slot = GCVM_ATOMIC_ADD(count, 1u);
-  if (slot < capacity) queue[slot] = local;
+  if (slot < capacity) queue[slot] = vertex;
   else GCVM_ATOMIC_OR(state + GCVM_PART_OVERFLOW, 1u);
 }
 
