@@ -59,6 +59,10 @@ std::unique_ptr<Communicator> make_in_process_communicator(unsigned ranks) {
   return std::make_unique<InProcessCommunicator>(ranks);
 }
 
+#if !GCVM_HAVE_CUDA
+std::vector<std::pair<unsigned, unsigned>> cuda_peer_pairs() { return {}; }
+#endif
+
 #if !GCVM_HAVE_NCCL
 bool nccl_built() { return false; }
 std::string nccl_version() { return "not built (CMake found no NCCL; see docs/multi-gpu.md)"; }

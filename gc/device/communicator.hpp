@@ -27,6 +27,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gc/device/device_backend.hpp"
@@ -101,6 +102,10 @@ class Communicator {
 
 /// Batches through host memory, one rank after the other, on the calling thread.
 std::unique_ptr<Communicator> make_in_process_communicator(unsigned ranks);
+
+/// The pairs (a, b), a < b, of CUDA devices that can access each other's memory
+/// directly (NVLink or PCIe peer to peer): where NCCL moves batches without the host.
+std::vector<std::pair<unsigned, unsigned>> cuda_peer_pairs();
 
 /// True where this build has NCCL (GCVM_HAVE_NCCL).
 bool nccl_built();

@@ -109,7 +109,7 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
         first_block < request.premarked.size()
             ? request.premarked.subspan(first_block, std::min<std::uint64_t>(blocks, request.premarked.size() - first_block))
             : std::span<const std::uint64_t>{};
-    DeviceBackend& backend = *backends_[p];
+    DeviceBackend& backend = on(p);
     backend.begin_partition_mark(setup, premarked);
     backend.reserve_partition_inbox(roots[p].size());
     backend.write_partition_inbox(0, roots[p]);
@@ -126,11 +126,11 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
   double exchange_ms = 0;
   for (std::uint32_t round = 0;; ++round) {
     for (unsigned p = 0; p < k; ++p) {
-      backends_[p]->timer_start();
+      on(p).timer_start();
       backends_[p]->launch_partition_scan(round, std::max(1u, backends_[p]->info().resident_groups));
     }
     for (unsigned p = 0; p < k; ++p) {
-      kernel_ms[p] += backends_[p]->timer_stop_ms();
+      kernel_ms[p] += on(p).timer_stop_ms();
       state[p] = backends_[p]->read_partition_state();
       if (state[p][GCVM_PART_OVERFLOW] != 0)
         throw DeviceError(fmt::format("gpu-bfs: partition {}'s queue or outbox overflowed (an internal sizing error); "
@@ -151,7 +151,7 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
     const std::uint32_t next = (round + 1) % 2;
     for (unsigned p = 0; p < k; ++p) {
       const std::uint64_t received = plan.received(p);
-      backends_[p]->launch_partition_claim(next, static_cast<std::uint32_t>(received), groups_for(*backends_[p], received));
+      on(p).launch_partition_claim(next, static_cast<std::uint32_t>(received), groups_for(*backends_[p], received));
       work[p] = state[p][GCVM_PART_COUNT + next] + received;
     }
     if (communicator_->all_reduce_sum(work) == 0) break;
@@ -167,7 +167,7 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
     const std::uint64_t first_block = bounds[p] / kSlotsPerBlock;
     const std::uint64_t blocks = (std::uint64_t{bounds[p + 1] - bounds[p]} + kSlotsPerBlock - 1) / kSlotsPerBlock;
     words.assign(blocks, 0);
-    backends_[p]->read_marks(words.data(), blocks);
+    on(p).read_marks(words.data(), blocks);
     for (std::uint64_t b = 0; b < blocks && first_block + b < request.block_count; ++b)
       out.words()[first_block + b] = words[b];
     edges[p] = std::uint64_t{state[p][GCVM_PART_EDGES_LO]} | (std::uint64_t{state[p][GCVM_PART_EDGES_LO + 1]} << 32);

@@ -69,6 +69,12 @@ class PartitionedBfsMarker final : public Marker {
 
  private:
   MarkStats mark_on_devices(const MarkRequest& request, MarkBitmap& out);
+  /// Partition p's backend, its device made current (CUDA's current device is per
+  /// thread, and one thread drives every partition).
+  DeviceBackend& on(unsigned p) {
+    backends_[p]->make_current();
+    return *backends_[p];
+  }
 
   PartitionedBfsMarkerOptions options_;
   std::vector<std::unique_ptr<DeviceBackend>> backends_;
