@@ -12,7 +12,9 @@
 #include "gc/device/cuda_host_pinner.hpp"
 #include "gc/device/cuda_memory.hpp"
 #include "kernels/common/mark_layout.h"
+#include "kernels/common/partition_layout.h"
 #include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/partition_launchers.hpp"
 
 namespace gcvm {
 
@@ -297,7 +299,8 @@ class CudaBackend final : public DeviceBackend {
     return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
            queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + patch_.capacity() +
            chunks_.capacity() + lane_pool_.capacity() +
-           lane_tables_.capacity() + dfs_state_.capacity() + gather_.capacity() +
+           lane_tables_.capacity() + dfs_state_.capacity() + gather_.capacity() + part_table_.capacity() +
+           sent_.capacity() + outbox_.capacity() + inbox_.capacity() + part_state_.capacity() +
            dfs_stack_bytes();
   }
 
@@ -362,7 +365,72 @@ class CudaBackend final : public DeviceBackend {
     return pending;
   }
 
+  void begin_partition_mark(const PartitionMarkSetup& setup, std::span<const std::uint64_t> premarked) override {
+    make_current();
+    part_self_ = setup.self;
+    part_count_ = setup.partitions();
+    part_table_.reserve(setup.table.size() * sizeof(std::uint32_t), "the partition table");
+    copy_in(part_table_.as<void>(), setup.table.data(), setup.table.size() * sizeof(std::uint32_t));
+    const std::uint64_t bytes = setup.mark_words * sizeof(std::uint32_t);
+    marks_.reserve(std::max<std::uint64_t>(bytes, 4), "the mark bitmap");
+    const std::uint64_t premarked_bytes = std::min<std::uint64_t>(premarked.size_bytes(), bytes);
+    copy_in(marks_.as<void>(), premarked.data(), premarked_bytes);
+    check(cudaMemsetAsync(marks_.as<std::byte>() + premarked_bytes, 0, bytes - premarked_bytes, stream_),
+          "clearing the mark bitmap");
+    sent_.reserve(std::max<std::uint64_t>(setup.sent_words, 1) * sizeof(std::uint32_t), "the sent filter");
+    check(cudaMemsetAsync(sent_.as<void>(), 0, setup.sent_words * sizeof(std::uint32_t), stream_),
+          "clearing the sent filter");
+    outbox_.reserve(std::max<std::uint64_t>(setup.outbox_entries, 1) * sizeof(std::uint32_t), "the outbox");
+    queues_[0].reserve(queue_bytes_, "a frontier queue");
+    queues_[1].reserve(queue_bytes_, "a frontier queue");
+    part_state_.reserve(GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), "the partition state");
+    check(cudaMemsetAsync(part_state_.as<void>(), 0, GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), stream_),
+          "clearing the partition state");
+    check(cudaStreamSynchronize(stream_), "preparing the partition");
+  }
+
+  void reserve_partition_inbox(std::uint64_t entries) override {
+    make_current();
+    inbox_.reserve(std::max<std::uint64_t>(entries, 1) * sizeof(std::uint32_t), "the inbox");
+  }
+
+  void write_partition_inbox(std::uint64_t offset, std::span<const ObjectId> ids) override {
+    copy_in(inbox_.as<ObjectId>() + offset, ids.data(), ids.size_bytes());
+  }
+
+  std::vector<ObjectId> read_partition_outbox(std::uint64_t offset, std::uint64_t count) override {
+    std::vector<ObjectId> ids(count);
+    copy_out(ids.data(), outbox_.as<ObjectId>() + offset, count * sizeof(ObjectId), "reading the outbox");
+    return ids;
+  }
+
+  void launch_partition_claim(std::uint32_t queue, std::uint32_t count, std::uint32_t groups) override {
+    check(cuda::launch_partition_claim(partition_args(groups), inbox_.as<std::uint32_t>(), count, queue, stream_),
+          "launching the partition claim kernel");
+  }
+
+  void launch_partition_scan(std::uint32_t round, std::uint32_t groups) override {
+    check(cuda::launch_partition_scan(partition_args(groups), round, stream_), "launching the partition scan kernel");
+  }
+
+  std::vector<std::uint32_t> read_partition_state() override {
+    std::vector<std::uint32_t> state(GCVM_PART_STATE_WORDS);
+    copy_out(state.data(), part_state_.as<void>(), state.size() * sizeof(std::uint32_t), "reading the partition state");
+    return state;
+  }
+
+  PartitionBuffers partition_buffers() override {
+    return {outbox_.as<void>(), inbox_.as<void>(), static_cast<void*>(stream_), device_};
+  }
+
  private:
+  cuda::PartitionArgs partition_args(std::uint32_t groups) {
+    return {begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(), part_self_,
+            part_count_, part_table_.as<std::uint32_t>(), marks_.as<std::uint32_t>(), sent_.as<std::uint32_t>(),
+            {queues_[0].as<std::uint32_t>(), queues_[1].as<std::uint32_t>()},
+            static_cast<std::uint32_t>(vertices_), outbox_.as<std::uint32_t>(), part_state_.as<std::uint32_t>(),
+            groups};
+  }
   void copy_in(void* to, const void* from, std::size_t bytes) {
     if (bytes != 0) staging_.copy(to, from, bytes, stream_);
   }
@@ -398,6 +466,8 @@ class CudaBackend final : public DeviceBackend {
   DeviceBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;
   DeviceBuffer gather_;  // the fallback gather: count, then entries
   std::vector<std::uint64_t> free_chunk_slots_;  // host source of the async chunk-table reset
+  DeviceBuffer part_table_, sent_, outbox_, inbox_, part_state_;  // a partition of a multi-device mark
+  std::uint32_t part_self_ = 0, part_count_ = 1;
 };
 
 }  // namespace

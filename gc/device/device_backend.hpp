@@ -127,6 +127,27 @@ struct MirrorPatchLayout {
   std::vector<Runs> runs;
 };
 
+/// One partition's part of a multi-device mark (kernels/common/partition_mark.h,
+/// gc/markers/partitioned_bfs_marker.hpp): its partition table and buffer sizes.
+struct PartitionMarkSetup {
+  std::uint32_t self = 0;
+  /// bounds[K + 1], outbox offsets[K], outbox capacities[K] (partition_mark.h).
+  std::vector<std::uint32_t> table;
+  std::uint64_t mark_words = 0;      // 32-bit words of this partition's mark bitmap
+  std::uint64_t sent_words = 0;      // 32-bit words of the sent filter (one bit per object id of the heap)
+  std::uint64_t outbox_entries = 0;  // the outbox segments' capacities, summed
+  std::uint32_t partitions() const { return static_cast<std::uint32_t>((table.size() - 1) / 3); }
+};
+
+/// Device addresses of a partition's exchange buffers, and the stream that orders
+/// work on them (CUDA; what an NCCL communicator sends from and receives into).
+struct PartitionBuffers {
+  void* outbox = nullptr;
+  void* inbox = nullptr;
+  void* stream = nullptr;  // cudaStream_t
+  int device = -1;         // CUDA device ordinal
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -224,6 +245,27 @@ class DeviceBackend {
   /// linked stacks, i.e. objects marked but not yet scanned, gathered on the device
   /// (gcvm_dfs_gather); std::nullopt when there are more than `capacity`.
   virtual std::optional<std::vector<ObjectId>> gather_dfs_stacks(std::uint32_t groups, std::uint32_t capacity) = 0;
+
+  // --- one partition of a multi-device mark (kernels/common/partition_mark.h) ---
+  // The mirror holds the partition's rows (local vertices).
+  /// Sizes the partition's buffers, uploads its table, sets its mark bitmap to
+  /// `premarked` (this partition's words; zero beyond them), clears the sent filter
+  /// and the partition state.
+  virtual void begin_partition_mark(const PartitionMarkSetup& setup, std::span<const std::uint64_t> premarked) = 0;
+  /// Makes room in the inbox for `entries` ids (contents not kept).
+  virtual void reserve_partition_inbox(std::uint64_t entries) = 0;
+  /// Writes `ids` into the inbox from entry `offset`.
+  virtual void write_partition_inbox(std::uint64_t offset, std::span<const ObjectId> ids) = 0;
+  /// Outbox entries [offset, offset + count), after all launched work finished.
+  virtual std::vector<ObjectId> read_partition_outbox(std::uint64_t offset, std::uint64_t count) = 0;
+  /// Claims inbox entries [0, count) into frontier queue `queue` (0 or 1).
+  virtual void launch_partition_claim(std::uint32_t queue, std::uint32_t count, std::uint32_t groups) = 0;
+  /// Scans the frontier of round `round` (queue round % 2).
+  virtual void launch_partition_scan(std::uint32_t round, std::uint32_t groups) = 0;
+  /// The partition state words (GCVM_PART_STATE_WORDS), after all launched work finished.
+  virtual std::vector<std::uint32_t> read_partition_state() = 0;
+  /// The exchange buffers' device addresses (CUDA); the default has none.
+  virtual PartitionBuffers partition_buffers() { return {}; }
 };
 
 }  // namespace gcvm

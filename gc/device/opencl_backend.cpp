@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/common/mark_layout.h"
+#include "kernels/common/partition_layout.h"
 #include "kernels/opencl_sources.hpp"
 
 namespace gcvm {
@@ -207,7 +208,7 @@ class OpenClBackend final : public DeviceBackend {
     release_events();
     patch_host_.release();  // unmaps through queue_, so before it goes
     for (cl_kernel k : {seed_, level_, lanes_, fill_, patch_runs_, patch_pairs_, patch_records_, async_seed_, async_,
-                        async_gather_, dfs_seed_, dfs_run_, dfs_gather_})
+                        async_gather_, dfs_seed_, dfs_run_, dfs_gather_, part_claim_, part_scan_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -403,7 +404,8 @@ class OpenClBackend final : public DeviceBackend {
   std::uint64_t device_bytes() const override {
     std::uint64_t total = 0;
     for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &patch_, &queues_[0],
-                              &queues_[1], &chunks_, &lane_pool_, &lane_tables_, &dfs_state_, &gather_})
+                              &queues_[1], &chunks_, &lane_pool_, &lane_tables_, &dfs_state_, &gather_,
+                              &part_table_, &sent_, &outbox_, &inbox_, &part_state_})
       total += b->capacity();
     return total + dfs_stack_bytes();
   }
@@ -463,6 +465,65 @@ class OpenClBackend final : public DeviceBackend {
     return pending;
   }
 
+  void begin_partition_mark(const PartitionMarkSetup& setup, std::span<const std::uint64_t> premarked) override {
+    part_self_ = setup.self;
+    part_count_ = setup.partitions();
+    part_table_.reserve(context_, setup.table.size() * sizeof(std::uint32_t), "the partition table");
+    write(part_table_, setup.table.data(), setup.table.size() * sizeof(std::uint32_t));
+    marks_.reserve(context_, setup.mark_words * sizeof(std::uint32_t), "the mark bitmap");
+    fill(marks_, 0u, setup.mark_words, "clearing the mark bitmap");
+    write(marks_, premarked.data(),
+          std::min<std::uint64_t>(premarked.size_bytes(), setup.mark_words * sizeof(std::uint32_t)));
+    sent_.reserve(context_, setup.sent_words * sizeof(std::uint32_t), "the sent filter");
+    fill(sent_, 0u, setup.sent_words, "clearing the sent filter");
+    outbox_.reserve(context_, setup.outbox_entries * sizeof(std::uint32_t), "the outbox");
+    for (ClBuffer& q : queues_) q.reserve(context_, vertices_ * sizeof(std::uint32_t), "a frontier queue");
+    part_state_.reserve(context_, GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), "the partition state");
+    fill(part_state_, 0u, GCVM_PART_STATE_WORDS, "clearing the partition state");
+    check(clFinish(queue_), "preparing the partition");
+  }
+
+  void reserve_partition_inbox(std::uint64_t entries) override {
+    inbox_.reserve(context_, entries * sizeof(std::uint32_t), "the inbox");
+  }
+
+  void write_partition_inbox(std::uint64_t offset, std::span<const ObjectId> ids) override {
+    if (!ids.empty())
+      check(clEnqueueWriteBuffer(queue_, inbox_.get(), CL_TRUE, offset * sizeof(ObjectId), ids.size_bytes(), ids.data(),
+                                 0, nullptr, nullptr),
+            "writing the inbox");
+  }
+
+  std::vector<ObjectId> read_partition_outbox(std::uint64_t offset, std::uint64_t count) override {
+    std::vector<ObjectId> ids(count);
+    if (count != 0)
+      check(clEnqueueReadBuffer(queue_, outbox_.get(), CL_TRUE, offset * sizeof(ObjectId), count * sizeof(ObjectId),
+                                ids.data(), 0, nullptr, nullptr),
+            "reading the outbox");
+    return ids;
+  }
+
+  void launch_partition_claim(std::uint32_t queue, std::uint32_t count, std::uint32_t groups) override {
+    const auto capacity = static_cast<cl_uint>(vertices_);
+    set_args(part_claim_, inbox_.get(), count, part_self_, part_count_, part_table_.get(), marks_.get(),
+             queues_[queue].get(), capacity, part_state_.get(), queue);
+    launch_kernel(part_claim_, groups, "the partition claim kernel");
+  }
+
+  void launch_partition_scan(std::uint32_t round, std::uint32_t groups) override {
+    const auto capacity = static_cast<cl_uint>(vertices_);
+    set_args(part_scan_, begin_.get(), degree_.get(), edges_.get(), part_self_, part_count_, part_table_.get(),
+             marks_.get(), sent_.get(), queues_[round % 2].get(), queues_[(round + 1) % 2].get(), capacity,
+             outbox_.get(), part_state_.get(), round);
+    launch_kernel(part_scan_, groups, "the partition scan kernel");
+  }
+
+  std::vector<std::uint32_t> read_partition_state() override {
+    std::vector<std::uint32_t> state(GCVM_PART_STATE_WORDS);
+    read(part_state_, state.data(), state.size() * sizeof(std::uint32_t), "reading the partition state");
+    return state;
+  }
+
  private:
   void build_program() {
     cl_int status = CL_SUCCESS;
@@ -490,6 +551,8 @@ class OpenClBackend final : public DeviceBackend {
     dfs_seed_ = make_kernel("gcvm_dfs_seed_kernel");
     dfs_run_ = make_kernel("gcvm_dfs_run_kernel");
     dfs_gather_ = make_kernel("gcvm_dfs_gather_kernel");
+    part_claim_ = make_kernel("gcvm_part_claim_kernel");
+    part_scan_ = make_kernel("gcvm_part_scan_kernel");
   }
   cl_kernel make_kernel(const char* name) {
     cl_int status = CL_SUCCESS;
@@ -554,6 +617,9 @@ class OpenClBackend final : public DeviceBackend {
   cl_kernel dfs_seed_ = nullptr, dfs_run_ = nullptr, dfs_gather_ = nullptr;
   ClBuffer storage_, tops_, pool_, chunk_table_, dfs_state_;
   ClBuffer gather_;  // the fallback gather: count, then entries
+  cl_kernel part_claim_ = nullptr, part_scan_ = nullptr;
+  ClBuffer part_table_, sent_, outbox_, inbox_, part_state_;  // a partition of a multi-device mark
+  cl_uint part_self_ = 0, part_count_ = 1;
 };
 
 }  // namespace

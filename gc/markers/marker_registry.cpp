@@ -1,7 +1,9 @@
 #include "gc/markers/marker_registry.hpp"
 
+#include "gc/device/device_list.hpp"
 #include "gc/markers/gpu_bfs_marker.hpp"
 #include "gc/markers/parallel_marker.hpp"
+#include "gc/markers/partitioned_bfs_marker.hpp"
 #include "gc/markers/gpu_dfs_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
 
@@ -30,6 +32,10 @@ std::unique_ptr<Marker> make_marker(const CollectorChoice& choice) {
   if (choice.name == "serial") return std::make_unique<SerialMarker>(SerialMarkerOptions::parse(choice.options));
   if (choice.name == "parallel")
     return std::make_unique<ParallelMarker>(ParallelMarkerOptions::parse(choice.options, choice.threads));
+  if (choice.name == "gpu-bfs" && is_device_list(choice.device))
+    return std::make_unique<PartitionedBfsMarker>(PartitionedBfsMarkerOptions::parse(choice.options, choice.device));
+  if (choice.name != "gpu-bfs" && is_device_list(choice.device))
+    throw ConfigError("--device=" + choice.device + " spreads one heap over several devices, which only --gc=gpu-bfs does");
   if (choice.name == "gpu-bfs")
     return std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(choice.options, choice.device));
   if (choice.name == "gpu-dfs")

@@ -14,6 +14,8 @@ TEST_CASE("gcvm devices lists every usable device") {
   const auto r = run_gcvm("devices");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("backends built in:") == 0);
+  CHECK(r.out.find("NCCL (multi-GPU exchange):") != std::string::npos);
+  CHECK(r.out.find("peer to peer:") != std::string::npos);
   for (const auto& d : gcvm::usable_devices())
     CHECK(r.out.find(d.backend + ":" + std::to_string(d.index)) != std::string::npos);
 }
@@ -60,5 +62,31 @@ TEST_CASE("device errors: a named device that does not exist is one line and exi
     CHECK(line_count(fallback.err) == 1);  // said once, not once per collection
     CHECK(fallback.err.find("marking on the CPU") != std::string::npos);
     CHECK(nlohmann::json::parse(fallback.out)["marked_objects"] == 8192);
+  }
+}
+
+TEST_CASE("gcvm mark with a device list: the serial marker's counts, the exchange statistics, one-line errors") {
+  bool any_opencl = false;
+  for (const auto& d : gcvm::usable_devices()) any_opencl = any_opencl || d.backend == "opencl";
+  if (!any_opencl) {
+    MESSAGE("no OpenCL device: device-list CLI test skipped");
+    return;
+  }
+  const auto serial = nlohmann::json::parse(run_gcvm("mark --graph=rmat:11 --stats=json").out);
+  const auto r = run_gcvm("mark --graph=rmat:11 --gc=gpu-bfs --device=opencl:0,0,0 --verify --stats=json --collections=2");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["marked_objects"] == serial["marked_objects"]);
+  CHECK(j["edges_traversed"] == serial["edges_traversed"]);
+  for (const char* key : {"partitions", "exchange_rounds", "exchange_bytes", "load_imbalance", "kernel_ms_p2", "sync_bytes"})
+    CHECK(j["mark_details"].contains(key));
+  CHECK(j["mark_details"]["partitions"] == 3);
+  CHECK(j["collections"][1]["mark_details"]["sync_bytes"] == 0);  // nothing changed: nothing uploaded
+  for (const char* bad : {"--device=opencl:0,", "--device=opencl:0,0 --gc-opt queue=async",
+                          "--device=opencl:0,0 --gc-opt exchange=nccl"}) {
+    CAPTURE(std::string(bad));
+    const auto e = run_gcvm(std::string("mark --graph=single --gc=gpu-bfs ") + bad);
+    CHECK(e.exit_code == 2);
+    CHECK(line_count(e.err) == 1);
   }
 }

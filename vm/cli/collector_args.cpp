@@ -11,7 +11,7 @@ void CollectorArgs::add_to(CLI::App& cmd) {
   cmd.add_option("--gc-opt", gc_opts, "Marker option key=value (repeatable)");
   cmd.add_option("--gc-threads", gc_threads, "Marker threads for parallel collectors (0 = all cores)")
       ->check(CLI::Range(0u, 4096u));
-  cmd.add_option("--device", device, "GPU device: auto|cuda|opencl, optionally :N");
+  cmd.add_option("--device", device, "GPU device: auto|cuda|opencl, optionally :N; a list (cuda:0,1, cuda:all, opencl:0,0) spreads the heap over several devices (gpu-bfs)");
 }
 
 CollectorChoice CollectorArgs::choice() const {

@@ -1,7 +1,9 @@
 // `gcvm devices`: every device the GPU collectors can use, with its backend index
-// (the N of --device=BACKEND:N), platform, type, memory and compute units.
+// (the N of --device=BACKEND:N), platform, type, memory and compute units; whether
+// NCCL is built and which CUDA devices reach each other peer to peer (--device lists).
 #include <fmt/format.h>
 
+#include "gc/device/communicator.hpp"
 #include "gc/device/device_registry.hpp"
 #include "vm/cli/commands.hpp"
 
@@ -14,6 +16,11 @@ int run_devices() {
   std::string built;
   for (const auto& b : backends) built += (built.empty() ? "" : ", ") + b;
   fmt::print("backends built in: {}\n", built.empty() ? "none" : built);
+  fmt::print("NCCL (multi-GPU exchange): {}\n", nccl_built() ? nccl_version() : nccl_version() + "; batches cross through host memory");
+  const auto peers = cuda_peer_pairs();
+  std::string pairs;
+  for (const auto& [a, b] : peers) pairs += fmt::format("{}cuda:{}<->cuda:{}", pairs.empty() ? "" : ", ", a, b);
+  fmt::print("peer to peer: {}\n", pairs.empty() ? "none" : pairs);
   const auto devices = usable_devices();
   if (devices.empty()) {
     fmt::print("no usable device: GPU collectors with --device=auto mark on the CPU\n");

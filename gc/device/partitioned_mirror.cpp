@@ -1,0 +1,162 @@
+#include "gc/device/partitioned_mirror.hpp"
+
+#include <algorithm>
+
+#include "gc/device/edge_partition.hpp"
+#include "gc/util/stopwatch.hpp"
+
+namespace gcvm {
+
+std::vector<std::pair<std::string, double>> PartitionedSyncStats::details() const {
+  MirrorSyncStats sum;
+  for (const MirrorSyncStats& p : partitions) {
+    sum.full = sum.full || p.full;
+    sum.changed_bytes += p.changed_bytes;
+    sum.bytes += p.bytes;
+    sum.direct_bytes += p.direct_bytes;
+    sum.direct_ranges += p.direct_ranges;
+    sum.patch_bytes += p.patch_bytes;
+    sum.edge_pairs += p.edge_pairs;
+    sum.vertex_records += p.vertex_records;
+    sum.patch_runs += p.patch_runs;
+    sum.threads = std::max(sum.threads, p.threads);
+    sum.pinned_bytes += p.pinned_bytes;
+    sum.plan_ms += p.plan_ms;
+    sum.patch_buffer_ms += p.patch_buffer_ms;
+    sum.fill_ms += p.fill_ms;
+    sum.pack_ms += p.pack_ms;
+  }
+  sum.ms = ms;
+  auto details = sum.details();
+  details.insert(details.end(), {{"sync_rows_ms", rows_ms},
+                                 {"sync_cut", cut ? 1.0 : 0.0},
+                                 {"sync_rebuilt_partitions", static_cast<double>(rebuilt)}});
+  return details;
+}
+
+PartitionedMirror::PartitionedMirror(std::vector<DeviceBackend*> backends) {
+  for (DeviceBackend* backend : backends) {
+    Part part;
+    part.backend = backend;
+    part.mirror = std::make_unique<GraphMirror>(*backend);
+    parts_.push_back(std::move(part));
+  }
+}
+
+PartitionedMirror::~PartitionedMirror() = default;
+
+void PartitionedMirror::cut(const RefGraph& graph) {
+  bounds_ = edge_balanced_bounds({graph.degree_data(), graph.vertex_count()}, partitions());
+  vertices_at_cut_ = graph.vertex_count();
+  for (unsigned p = 0; p < partitions(); ++p) rebuild(graph, p);
+}
+
+void PartitionedMirror::rebuild(const RefGraph& graph, unsigned p) {
+  Part& part = parts_[p];
+  // Made before the old rows go, so its address differs and its GraphMirror uploads it whole.
+  auto rows = std::make_unique<RefGraph>(graph.max_vertices(), graph.max_edges());
+  const std::uint32_t lo = bounds_[p], hi = bounds_[p + 1];
+  rows->grow_vertices(hi - lo);
+  std::uint64_t first = graph.edge_count(), end = 0;
+  for (std::uint32_t v = lo; v < hi; ++v)
+    if (graph.degree(v) != 0) {
+      first = std::min(first, graph.begin(v));
+      end = std::max(end, graph.begin(v) + graph.degree(v));
+    }
+  part.rows = std::move(rows);
+  part.base = end == 0 ? 0 : first;
+  part.covered = 0;
+  part.rebuild = false;
+  if (end != 0) extend(graph, part, end);
+  for (std::uint32_t v = lo; v < hi; ++v) {
+    const std::uint32_t degree = graph.degree(v);
+    part.rows->assign_vertex(v - lo, degree == 0 ? 0 : graph.begin(v) - part.base, degree);
+  }
+}
+
+bool PartitionedMirror::extend(const RefGraph& graph, Part& part, std::uint64_t end) {
+  const std::uint64_t wanted = end - part.base;
+  if (wanted <= part.covered) return true;
+  RefGraph& rows = *part.rows;
+  if (wanted > rows.edge_count()) {
+    const std::uint64_t have = rows.edge_count();
+    const auto slot = rows.reserve_edges(wanted - have);
+    if (!slot || *slot != have) return false;  // the rows' edge space did not grow at its end
+  }
+  const ObjectId* edges = graph.edge_data();
+  for (std::uint64_t i = part.covered; i < wanted; ++i) rows.set_edge(i, edges[part.base + i]);
+  part.covered = wanted;
+  return true;
+}
+
+void PartitionedMirror::update_object(const RefGraph& graph, unsigned p, ObjectId v) {
+  Part& part = parts_[p];
+  if (part.rebuild) return;
+  const std::uint32_t degree = graph.degree(v);
+  const std::uint64_t begin = graph.begin(v);
+  const ObjectId local = v - bounds_[p];
+  if (degree == 0) {
+    part.rows->assign_vertex(local, 0, 0);
+    return;
+  }
+  if (part.covered == 0) part.base = begin;
+  if (begin < part.base || !extend(graph, part, begin + degree)) {
+    part.rebuild = true;
+    return;
+  }
+  part.rows->assign_vertex(local, begin - part.base, degree);
+}
+
+PartitionedSyncStats PartitionedMirror::sync(const RefGraph& graph, GraphChanges* changes) {
+  const Stopwatch clock;
+  PartitionedSyncStats stats;
+  const std::uint64_t vertex_count = graph.vertex_count();
+  stats.cut = graph_ != &graph || changes == nullptr || changes->generation() != generation_ || bounds_.empty() ||
+              vertex_count > 2 * std::max<std::uint64_t>(vertices_at_cut_, kSlotsPerBlock);
+  if (stats.cut) {
+    cut(graph);
+    stats.rebuilt = partitions();
+  } else {
+    // Step 1: the heap's changes into the partitions' rows. Objects first (a window
+    // that grows copies its new slots), then edge slots.
+    const unsigned last = partitions() - 1;
+    if (vertex_count > vertices_) {
+      bounds_.back() = static_cast<std::uint32_t>(vertex_count);
+      parts_[last].rows->grow_vertices(vertex_count - bounds_[last]);
+    }
+    changes->vertices.for_each_run(0, vertices_, [&](std::uint64_t from, std::uint64_t to) {
+      for (std::uint64_t v = from; v < to; ++v) {
+        const auto id = static_cast<ObjectId>(v);
+        update_object(graph, partition_of(bounds_, id), id);
+      }
+    });
+    for (std::uint64_t v = vertices_; v < vertex_count; ++v) update_object(graph, last, static_cast<ObjectId>(v));
+    const ObjectId* edges = graph.edge_data();
+    changes->edges.for_each_run(0, edges_, [&](std::uint64_t from, std::uint64_t to) {
+      for (Part& part : parts_) {
+        const std::uint64_t first = std::max(from, part.base);
+        const std::uint64_t end = std::min(to, part.base + part.covered);
+        for (std::uint64_t e = first; e < end; ++e) part.rows->set_edge(e - part.base, edges[e]);
+      }
+    });
+    for (unsigned p = 0; p < partitions(); ++p)
+      if (parts_[p].rebuild) {
+        rebuild(graph, p);
+        ++stats.rebuilt;
+      }
+  }
+  if (changes != nullptr) {
+    changes->clear();
+    generation_ = changes->generation();
+  }
+  graph_ = &graph;
+  vertices_ = vertex_count;
+  edges_ = graph.edge_count();
+  stats.rows_ms = clock.elapsed_ms();
+  // Step 2: each partition's device copy from its rows.
+  for (Part& part : parts_) stats.partitions.push_back(part.mirror->sync(*part.rows, &part.rows->changes()));
+  stats.ms = clock.elapsed_ms();
+  return stats;
+}
+
+}  // namespace gcvm
