@@ -2,11 +2,12 @@
 # Warm collections of real heaps, with the synthetic mutator between them (not a test;
 # figures go to docs/PERFORMANCE.md): for each heap and each mutation SPEC, `gcvm replay
 # HEAP --collections=N --mutate=SPEC` under serial, parallel (--gc-threads=T), gpu-bfs
-# and gpu-dfs (--device=D), the four interleaved within each of REPS repetitions. Per
-# heap, spec and collector, the medians over every warm collection (the 2nd to the Nth
-# of every repetition) of: the whole pause, the mark, the bytes and milliseconds of the
-# device mirror's sync (GPU markers), the mutator's stores per round, and, for context,
-# the cold first collection's pause.
+# (with the mirror refreshed between pauses, the default, and with refresh=off) and
+# gpu-dfs (--device=D), interleaved within each of REPS repetitions. Per heap, spec and
+# collector, the medians over every warm collection (the 2nd to the Nth of every
+# repetition) of: the whole pause, the mark, the bytes and milliseconds of the device
+# mirror's sync in the pause, the bytes refreshes sent before it, the kernel time, the
+# mutator's stores per round, and, for context, the cold first collection's pause.
 # Every run must mark exactly what serial marks at every collection (mark digests);
 # a mismatch is printed and the script exits 1. The table comes last.
 #
@@ -58,7 +59,8 @@ out=${out:-$tmp/runs}
 mkdir -p "$out"
 
 configs=("serial|--gc=serial" "parallel-$threads|--gc=parallel --gc-threads=$threads"
-         "gpu-bfs|--gc=gpu-bfs --device=$device" "gpu-dfs|--gc=gpu-dfs --device=$device")
+         "gpu-bfs|--gc=gpu-bfs --device=$device" "gpu-bfs-norefresh|--gc=gpu-bfs --gc-opt refresh=off --device=$device"
+         "gpu-dfs|--gc=gpu-dfs --device=$device")
 names=()
 for h in "${heaps[@]}"; do
   name=$(basename "${h%.gz}")
@@ -106,7 +108,7 @@ for name in names:
     for label in labels:
         runs = [json.load(open(f)) for f in sorted(glob.glob(f"{out}/{name}.{m}.{label}.*.json"))]
         if not runs:
-            rows.append((name, mutate, label, "failed", "", "", "", "", "", ""))
+            rows.append((name, mutate, label, "failed", "", "", "", "", "", "", "", ""))
             continue
         digests = [[c["mark_digest"] for c in r["collections"]] for r in runs]
         if reference is None:
@@ -119,15 +121,20 @@ for name in names:
         detail = lambda c, key: c["mark_details"].get(key)
         sync_bytes = [detail(c, "sync_bytes") for c in warm if detail(c, "sync_bytes") is not None]
         sync_ms = [detail(c, "sync_ms") for c in warm if detail(c, "sync_ms") is not None]
+        refresh_bytes = [detail(c, "sync_refresh_bytes") for c in warm if detail(c, "sync_refresh_bytes") is not None]
+        kernel_ms = [detail(c, "kernel_ms") for c in warm if detail(c, "kernel_ms") is not None]
         stores = [c["mutation"]["stores"] for c in warm if "mutation" in c]
         rows.append((name, mutate, label, f"{len(warm)}", f"{med([c['pause_ms'] for c in cold]):.2f}",
                      f"{med([c['pause_ms'] for c in warm]):.2f}", f"{med([c['mark_ms'] for c in warm]):.2f}",
                      f"{med(sync_bytes) / 1048576:.2f}" if sync_bytes else "-",
-                     f"{med(sync_ms):.2f}" if sync_ms else "-", f"{med(stores):.0f}" if stores else "-"))
+                     f"{med(sync_ms):.2f}" if sync_ms else "-",
+                     f"{med(refresh_bytes) / 1048576:.2f}" if refresh_bytes else "-",
+                     f"{med(kernel_ms):.2f}" if kernel_ms else "-", f"{med(stores):.0f}" if stores else "-"))
 print()
 print(f"warm collections, --seed={seed}, {collections} collections per run "
       f"(medians over collections 2..{collections} of every repetition; ms unless named)")
-header = ("heap", "mutate", "collector", "warm", "cold pause", "pause", "mark", "sync MiB", "sync ms", "stores/round")
+header = ("heap", "mutate", "collector", "warm", "cold pause", "pause", "mark", "sync MiB", "sync ms", "refresh MiB",
+          "kernel ms", "stores/round")
 widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
 for r in [header] + rows:
     print("  ".join(str(v).rjust(w) if i > 2 else str(v).ljust(w) for i, (v, w) in enumerate(zip(r, widths))))

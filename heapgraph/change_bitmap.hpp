@@ -16,9 +16,22 @@
 // - `generation()` counts `clear()` calls. A consumer that remembers the generation it
 //   cleared knows, when it comes back, whether anyone else cleared changes meant for it
 //   (then it must assume everything changed).
+//
+// One writer and one concurrent consumer. While the writer (the mutator's barrier)
+// keeps marking, another thread may take the bits below a bound the writer has passed
+// (`take_runs`: a device mirror refreshed in the background, gc/device/mirror_refresher.hpp).
+// The writer sets a word's bit with a release store after it stored the entry's value,
+// then the chunk's summary bit likewise; the taker clears a summary's chunk bits and
+// then each word with atomic read-modify-writes (acquire), so it sees the values of
+// the bits it takes. No mark is lost: a writer's store that races with a take may set
+// bits again that the taker already took (it re-stores the word it loaded), which
+// costs a second send, never a missed one; and a bit set after its chunk's summary bit
+// was taken sets that summary bit again. Everything else (`for_each_run`, `count`,
+// `clear`, `resize`) runs while no take is in progress.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 
@@ -39,8 +52,8 @@ class ChangeBitmap {
   std::uint64_t size() const { return size_; }
 
   void mark(std::uint64_t i) {
-    bits_[i >> 6] |= std::uint64_t{1} << (i & 63);
-    summary_[i / kIndicesPerChunk / 64] |= std::uint64_t{1} << ((i / kIndicesPerChunk) & 63);
+    set_bit(bits_[i >> 6], i & 63);
+    set_bit(summary_[i / kIndicesPerChunk / 64], (i / kIndicesPerChunk) & 63);
   }
 
   /// Calls `visit(begin, end)` for every maximal run of set bits in [from, limit), in
@@ -48,6 +61,12 @@ class ChangeBitmap {
   /// visited from different threads at once.
   template <typename F>
   void for_each_run(std::uint64_t from, std::uint64_t limit, F&& visit) const;
+  /// Like `for_each_run`, but clears the bits it visits, concurrently with `mark` (see
+  /// above). `from` is a multiple of kIndicesPerChunk; `limit` is at most `size()` as
+  /// the writer last published it to this thread (bits at or above it are neither
+  /// visited nor cleared). Disjoint ranges may be taken from different threads at once.
+  template <typename F>
+  void take_runs(std::uint64_t from, std::uint64_t limit, F&& visit);
   /// Set bits below `limit` (a popcount over the words of marked chunks).
   std::uint64_t count(std::uint64_t limit) const;
   bool any() const;
@@ -59,6 +78,12 @@ class ChangeBitmap {
   std::uint64_t generation() const { return generation_; }
 
  private:
+  /// Always a store, even of a bit already set: that store is what publishes the
+  /// entry's new value to a taker that cleared the bit in the meantime.
+  static void set_bit(std::uint64_t& word, std::uint64_t bit) {
+    const std::atomic_ref<std::uint64_t> shared(word);
+    shared.store(shared.load(std::memory_order_relaxed) | std::uint64_t{1} << bit, std::memory_order_release);
+  }
   std::uint64_t summary_words() const { return (size_ + kIndicesPerChunk * 64 - 1) / (kIndicesPerChunk * 64); }
   /// Calls `visit(word_index)` for every nonzero word of the chunks marked in the summary
   /// that holds bits of [from, limit), in order.
@@ -117,6 +142,53 @@ void ChangeBitmap::for_each_run(std::uint64_t from, std::uint64_t limit, F&& vis
       word = start + length >= 64 ? 0 : word & ~((~std::uint64_t{0} >> (64 - start - length)));
     }
   });
+  if (run_end != run_begin) visit(run_begin, run_end);
+}
+
+template <typename F>
+void ChangeBitmap::take_runs(std::uint64_t from, std::uint64_t limit, F&& visit) {
+  if (from >= limit) return;
+  const std::uint64_t first_chunk = from / kIndicesPerChunk;
+  const std::uint64_t end_chunk = (limit + kIndicesPerChunk - 1) / kIndicesPerChunk;
+  const bool last_chunk_partial = limit % kIndicesPerChunk != 0;  // its bits above `limit` stay
+  const std::uint64_t limit_words = (limit + 63) / 64;
+  std::uint64_t run_begin = 0, run_end = 0;  // the open run, empty when equal
+  auto add_runs = [&](std::uint64_t w, std::uint64_t word) {
+    while (word != 0) {
+      const unsigned start = static_cast<unsigned>(std::countr_zero(word));
+      const std::uint64_t shifted = word >> start;
+      const unsigned length = shifted == ~std::uint64_t{0} ? 64u - start : static_cast<unsigned>(std::countr_one(shifted));
+      const std::uint64_t begin = w * 64 + start, end = begin + length;
+      if (begin == run_end && run_end != run_begin) {
+        run_end = end;
+      } else {
+        if (run_end != run_begin) visit(run_begin, run_end);
+        run_begin = begin;
+        run_end = end;
+      }
+      word = start + length >= 64 ? 0 : word & ~((~std::uint64_t{0} >> (64 - start - length)));
+    }
+  };
+  for (std::uint64_t s = first_chunk / 64; s * 64 < end_chunk; ++s) {
+    std::uint64_t in_range = ~std::uint64_t{0};
+    if (s == first_chunk / 64) in_range &= ~std::uint64_t{0} << (first_chunk % 64);
+    if (end_chunk < (s + 1) * 64) in_range &= (std::uint64_t{1} << (end_chunk % 64)) - 1;
+    std::uint64_t whole = in_range;
+    if (last_chunk_partial && (end_chunk - 1) / 64 == s) whole &= ~(std::uint64_t{1} << ((end_chunk - 1) % 64));
+    const std::atomic_ref<std::uint64_t> summary(summary_[s]);
+    std::uint64_t chunks = whole != 0 ? summary.fetch_and(~whole, std::memory_order_acq_rel) & whole : 0;
+    chunks |= summary.load(std::memory_order_acquire) & (in_range & ~whole);
+    for (; chunks != 0; chunks &= chunks - 1) {
+      const std::uint64_t chunk = s * 64 + static_cast<std::uint64_t>(std::countr_zero(chunks));
+      const std::uint64_t last = std::min(chunk * kWordsPerChunk + kWordsPerChunk, limit_words);
+      for (std::uint64_t w = chunk * kWordsPerChunk; w < last; ++w) {
+        const std::atomic_ref<std::uint64_t> bits(bits_[w]);
+        if (bits.load(std::memory_order_relaxed) == 0) continue;
+        const std::uint64_t mask = w * 64 + 64 <= limit ? ~std::uint64_t{0} : (std::uint64_t{1} << (limit % 64)) - 1;
+        add_runs(w, bits.fetch_and(~mask, std::memory_order_acq_rel) & mask);
+      }
+    }
+  }
   if (run_end != run_begin) visit(run_begin, run_end);
 }
 

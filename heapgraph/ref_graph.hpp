@@ -22,6 +22,7 @@
 // device's DMA engines (host_pinning.hpp), now and as they grow.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -53,8 +54,8 @@ class RefGraph {
   /// Points vertex v at its edge range.
   void assign_vertex(ObjectId v, EdgeIndex begin, std::uint32_t degree) {
     if (begin_[v] == begin && degree_[v] == degree) return;
-    begin_[v] = begin;
-    degree_[v] = degree;
+    shared(begin_[v]).store(begin, std::memory_order_relaxed);
+    shared(degree_[v]).store(degree, std::memory_order_relaxed);
     changes_.vertices.mark(v);
   }
   /// Sets every outgoing reference of v to null (a freshly allocated object).
@@ -66,7 +67,7 @@ class RefGraph {
   void set_edge(EdgeIndex e, ObjectId target) {
     ObjectId& edge = edges_[e];
     if (edge == target) return;
-    edge = target;
+    shared(edge).store(target, std::memory_order_relaxed);
     changes_.edges.mark(e);
   }
 
@@ -117,9 +118,16 @@ class RefGraph {
     ObjectId* e = edges_.data();
     for (EdgeIndex i = begin; i < end; ++i)
       if (e[i] != kNullRef) {
-        e[i] = kNullRef;
+        shared(e[i]).store(kNullRef, std::memory_order_relaxed);
         changes_.edges.mark(i);
       }
+  }
+  /// The graph's entries below the sizes of the last pause may be read by a mirror's
+  /// background refresh while the mutator writes them (change_bitmap.hpp): the
+  /// mutator's stores are atomic (plain stores on x86), so those reads are no race.
+  template <typename T>
+  static std::atomic_ref<T> shared(T& entry) {
+    return std::atomic_ref<T>(entry);
   }
 
   mutable VirtualArray<std::uint64_t> begin_;

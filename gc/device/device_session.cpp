@@ -6,7 +6,7 @@
 
 namespace gcvm {
 
-DeviceSession::DeviceSession(std::string_view marker, const DeviceSelector& selector)
+DeviceSession::DeviceSession(std::string_view marker, const DeviceSelector& selector, bool refresh)
     : marker_(marker), automatic_(selector.automatic()) {
   if (!automatic_) {
     backend_ = open_device(selector);
@@ -23,13 +23,38 @@ DeviceSession::DeviceSession(std::string_view marker, const DeviceSelector& sele
     }
   }
   mirror_ = std::make_unique<GraphMirror>(*backend_);
+  if (refresh) refresher_ = std::make_unique<MirrorRefresher>(*backend_, *mirror_);
 }
 
-DeviceSession::~DeviceSession() = default;
+DeviceSession::~DeviceSession() {
+  if (refresher_) {
+    try {
+      refresher_->stop();
+    } catch (const std::exception&) {
+      // The device failed between pauses and no mark came to report it: nothing to hand back.
+    }
+  }
+}
+
+void DeviceSession::stop_refresh() {
+  if (refresher_) refreshed_ += refresher_->stop();
+}
+
+void DeviceSession::note_graph(const MarkRequest& request) {
+  graph_ = &request.graph;
+  changes_ = request.changes;
+}
+
+void DeviceSession::after_pause() {
+  if (!backend_) return;
+  backend_->grow_patch_buffer();
+  if (refresher_ && changes_ != nullptr && changes_ == &graph_->changes()) refresher_->resume(*graph_, *changes_);
+}
 
 void DeviceSession::fall_back(const std::string& why, std::string_view when) {
   fmt::print(stderr, "gcvm: warning: {}: {}; marking on the CPU (serial){}{}\n", marker_, why, when.empty() ? "" : " ",
              when);
+  refresher_.reset();
   mirror_.reset();
   backend_.reset();
 }
@@ -37,7 +62,14 @@ void DeviceSession::fall_back(const std::string& why, std::string_view when) {
 MarkStats DeviceSession::mark(const MarkRequest& request, MarkBitmap& out, const DeviceMark& on_device) {
   if (!backend_) return cpu_.mark(request, out);
   try {
-    return on_device(*backend_, *mirror_);
+    stop_refresh();
+    note_graph(request);
+    MarkStats stats = on_device(*backend_, *mirror_);
+    if (refresher_) {
+      for (auto& detail : refreshed_.details()) stats.details.push_back(std::move(detail));
+      refreshed_ = {};
+    }
+    return stats;
   } catch (const DeviceError& e) {
     out.reset(0);
     if (!automatic_) throw;
@@ -50,6 +82,9 @@ std::unique_ptr<SnapshotMark> DeviceSession::snapshot(Marker& marker, const Mark
                                                      const DeviceSnapshot& on_device) {
   if (!backend_) return marker.Marker::snapshot(request);
   try {
+    stop_refresh();
+    note_graph(request);
+    refreshed_ = {};
     auto mark = on_device(*backend_, *mirror_);
     backend_->finish_sync();
     return mark;

@@ -5,6 +5,12 @@
 // mark bitmap is returned.
 //
 // States: on device (backend and mirror held) → on CPU (both released; final).
+//
+// Between pauses a MirrorRefresher (gc/device/mirror_refresher.hpp) keeps the mirror
+// current from the graph the last pause marked, unless the marker's `refresh=off`:
+// every `mark` and `snapshot` stops it before the mirror is used, and `after_pause`
+// resumes it. What it sent since the last pause is reported with the mark's
+// statistics (sync_refresh_*); a device error it met is handled as the mark's own.
 #pragma once
 
 #include <functional>
@@ -15,6 +21,7 @@
 #include "gc/device/device_backend.hpp"
 #include "gc/device/device_registry.hpp"
 #include "gc/device/graph_mirror.hpp"
+#include "gc/device/mirror_refresher.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "gc/markers/snapshot_mark.hpp"
 
@@ -24,7 +31,7 @@ class DeviceSession {
  public:
   /// Opens the selected device for marker `marker` (its name in messages); throws
   /// DeviceError for a named device that cannot be used.
-  DeviceSession(std::string_view marker, const DeviceSelector& selector);
+  DeviceSession(std::string_view marker, const DeviceSelector& selector, bool refresh = true);
   ~DeviceSession();
 
   using DeviceMark = std::function<MarkStats(DeviceBackend&, GraphMirror&)>;
@@ -37,22 +44,29 @@ class DeviceSession {
   /// (Marker's default). A device error here falls back as `mark` does.
   std::unique_ptr<SnapshotMark> snapshot(Marker& marker, const MarkRequest& request, const DeviceSnapshot& on_device);
 
-  /// Outside the pause: lets the backend grow what it keeps out of pauses.
-  void after_pause() {
-    if (backend_) backend_->grow_patch_buffer();
-  }
+  /// Outside the pause: lets the backend grow what it keeps out of pauses, then resumes
+  /// refreshing the mirror.
+  void after_pause();
 
   /// The device in use, or null on the CPU.
   const DeviceInfo* device() const { return backend_ ? &backend_->info() : nullptr; }
 
  private:
   void fall_back(const std::string& why, std::string_view when);
+  /// Stops the refresher before the mirror is used; its figures go to the next mark's.
+  void stop_refresh();
+  /// Remembers the graph a pause used, for the refresher.
+  void note_graph(const MarkRequest& request);
 
   std::string marker_;
   bool automatic_;
   std::unique_ptr<DeviceBackend> backend_;
   std::unique_ptr<GraphMirror> mirror_;
   SerialMarker cpu_;
+  std::unique_ptr<MirrorRefresher> refresher_;  // null with refresh=off or on the CPU
+  MirrorRefreshStats refreshed_;                // since the last mark reported it
+  const RefGraph* graph_ = nullptr;             // of the last pause
+  GraphChanges* changes_ = nullptr;
 };
 
 }  // namespace gcvm

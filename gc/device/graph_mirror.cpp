@@ -36,6 +36,26 @@ std::vector<std::pair<std::string, double>> MirrorSyncStats::details() const {
   };
 }
 
+MirrorRefreshStats& MirrorRefreshStats::operator+=(const MirrorRefreshStats& other) {
+  passes += other.passes;
+  bytes += other.bytes;
+  changed_bytes += other.changed_bytes;
+  given_up += other.given_up;
+  busy_ms += other.busy_ms;
+  return *this;
+}
+
+std::vector<std::pair<std::string, double>> MirrorRefreshStats::details() const {
+  auto count = [](std::uint64_t n) { return static_cast<double>(n); };
+  return {
+      {"sync_refresh_passes", count(passes)},
+      {"sync_refresh_bytes", count(bytes)},
+      {"sync_refresh_changed_bytes", count(changed_bytes)},
+      {"sync_refresh_given_up", count(given_up)},
+      {"sync_refresh_ms", busy_ms},
+  };
+}
+
 GraphMirror::GraphMirror(DeviceBackend& backend) : backend_(backend) {}
 
 GraphMirror::~GraphMirror() = default;
@@ -106,6 +126,39 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   for (const auto& ranges : plan.direct) stats.direct_ranges += ranges.size();
   stats.pinned_bytes = graph.pinned_bytes();
   stats.ms = clock.elapsed_ms();
+  return stats;
+}
+
+MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& changes, const std::atomic<bool>& stop) {
+  MirrorRefreshStats stats;
+  if (graph_ != &graph || &changes != &graph.changes() || changes.generation() != generation_) return stats;
+  const Stopwatch clock;
+  MirrorPlan& plan = refresh_plan_;
+  plan_mirror_refresh(changes, vertices_, edges_, plan);
+  if (plan.changed_bytes == 0) return stats;
+  if (stop.load(std::memory_order_acquire)) {
+    restore_mirror_plan(plan, changes);
+    stats.given_up = 1;
+    return stats;
+  }
+  try {
+    std::byte* buffer = plan.patch_bytes != 0 ? backend_.patch_buffer(plan.patch_bytes).data() : nullptr;
+    backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), plan.direct[static_cast<int>(MirrorArray::Begin)]);
+    backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), plan.direct[static_cast<int>(MirrorArray::Degree)]);
+    backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), plan.direct[static_cast<int>(MirrorArray::Edges)]);
+    if (buffer != nullptr) {
+      fill_mirror_patch(graph, plan, buffer, nullptr, GraphAccess::SharedWithMutator);
+      backend_.apply_patch(plan.layout);
+    }
+    backend_.finish_sync();
+  } catch (...) {
+    graph_ = nullptr;
+    throw;
+  }
+  stats.passes = 1;
+  stats.bytes = plan.direct_bytes + plan.patch_bytes;
+  stats.changed_bytes = plan.changed_bytes;
+  stats.busy_ms = clock.elapsed_ms();
   return stats;
 }
 

@@ -35,6 +35,7 @@
 // a full upload. After a sync the changes are cleared: the mirror is their consumer.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -70,6 +71,19 @@ struct MirrorSyncStats {
   std::vector<std::pair<std::string, double>> details() const;
 };
 
+/// What background refreshes sent between two collections (mirror_refresher.hpp).
+struct MirrorRefreshStats {
+  std::uint64_t passes = 0;     // that sent something
+  std::uint64_t bytes = 0;      // direct + patch
+  std::uint64_t changed_bytes = 0;
+  std::uint64_t given_up = 0;   // passes given up when a pause began (their changes kept)
+  double busy_ms = 0;           // of the refreshing thread
+
+  MirrorRefreshStats& operator+=(const MirrorRefreshStats& other);
+  /// The figures as MarkStats::details entries (sync_refresh_*).
+  std::vector<std::pair<std::string, double>> details() const;
+};
+
 class GraphMirror {
  public:
   /// Change-record chunks (ChangeBitmap::kIndicesPerChunk entries each) holding changes
@@ -84,6 +98,16 @@ class GraphMirror {
   /// record (cleared here), or null when unknown.
   MirrorSyncStats sync(const RefGraph& graph, GraphChanges* changes);
 
+  /// Outside the pause, on the refreshing thread (mirror_refresher.hpp), while the
+  /// mutator goes on storing into `graph`: sends the changes of the entries the device
+  /// already holds, taking them from `changes` (ChangeBitmap::take_runs), so that the
+  /// next `sync` in a pause finds little left. Does nothing unless the mirror is synced
+  /// with `graph` and its record. When `stop` is raised before anything was sent, it
+  /// gives the pass up and marks its changes again. On a device error the mirror
+  /// forgets what it holds (the next sync uploads everything) and the error propagates.
+  /// Never concurrently with `sync`.
+  MirrorRefreshStats refresh(const RefGraph& graph, GraphChanges& changes, const std::atomic<bool>& stop);
+
   std::uint64_t vertices() const { return vertices_; }
   std::uint64_t edges() const { return edges_; }
 
@@ -91,6 +115,7 @@ class GraphMirror {
   DeviceBackend& backend_;
   std::unique_ptr<ThreadPool> pool_;  // created by the first sync that needs it
   MirrorPlan plan_;                   // of the last sync, kept for its vectors' capacity
+  MirrorPlan refresh_plan_;           // likewise, of the last refresh
   const RefGraph* graph_ = nullptr;   // the graph the device copy belongs to
   std::uint64_t generation_ = 0;      // of the graph's changes, after this mirror cleared them
   std::uint64_t vertices_ = 0;

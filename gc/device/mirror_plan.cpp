@@ -1,6 +1,7 @@
 #include "gc/device/mirror_plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <functional>
@@ -61,14 +62,15 @@ void for_each_changed_run(const ChangeBitmap& bits, std::uint64_t begin, std::ui
   if (length(open) != 0) classify(open);
 }
 
-/// Sorts the changed runs of `slice` by size: direct (into `found.direct`), packed runs of at
-/// least `run_min` entries, and entries packed one by one (`singles`).
+/// Sorts the changed runs that `walk` visits by size: direct (into `found.direct`),
+/// packed runs of at least `run_min` entries, and entries packed one by one (`singles`).
 /// The entries of every kind are counted here, on the planning threads, so that placing
 /// the slices costs a step per slice, not per run.
-void plan_slice(const ChangeBitmap& bits, ElementRange slice, std::uint64_t synced, std::uint64_t entry_bytes,
-                std::uint64_t run_min, std::vector<ElementRange>& runs, std::uint64_t& run_entries,
-                std::vector<ElementRange>& singles, std::uint64_t& single_entries, MirrorPlan::Slice& found) {
-  for_each_changed_run(bits, slice.begin, slice.end, synced, [&](ElementRange r) {
+template <typename Walk>
+void plan_slice(Walk&& walk, std::uint64_t entry_bytes, std::uint64_t run_min, std::vector<ElementRange>& runs,
+                std::uint64_t& run_entries, std::vector<ElementRange>& singles, std::uint64_t& single_entries,
+                MirrorPlan::Slice& found) {
+  walk([&](ElementRange r) {
     const std::uint64_t bytes = length(r) * entry_bytes;
     found.changed_bytes += bytes;
     if (bytes >= MirrorPlan::kDirectBytes) {
@@ -183,10 +185,13 @@ void MirrorPlan::reset(std::uint64_t slice_count) {
   changed_bytes = direct_bytes = patch_bytes = 0;
 }
 
-void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
-                      ThreadPool* pool, MirrorPlan& plan) {
+namespace {
+
+/// Cuts [0, vertex_count) and [0, edge_count) into slices and plans each with
+/// `walk(edges, slice, classify)`, which passes the slice's changed runs to classify.
+template <typename Walk>
+void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPool* pool, MirrorPlan& plan, Walk&& walk) {
   const unsigned threads = pool != nullptr ? pool->size() : 1;
-  const std::uint64_t vertex_count = graph.vertex_count(), edge_count = graph.edge_count();
   const std::uint64_t vertex_step = slice_entries(vertex_count, threads);
   const std::uint64_t edge_step = slice_entries(edge_count, threads);
   const std::uint64_t vertex_slices = (vertex_count + vertex_step - 1) / vertex_step;
@@ -197,14 +202,14 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
     MirrorPlan::Slice& out = plan.slices[s];
     if (s < vertex_slices) {
       const ElementRange slice{s * vertex_step, std::min((s + 1) * vertex_step, vertex_count)};
-      plan_slice(changes.vertices, slice, vertices, kVertexBytes, MirrorPlan::kVertexRunMin, out.vertex_runs,
-                 out.vertex_run_entries, out.vertex_records, out.record_entries, out);
+      plan_slice([&](auto&& classify) { walk(false, slice, classify); }, kVertexBytes, MirrorPlan::kVertexRunMin,
+                 out.vertex_runs, out.vertex_run_entries, out.vertex_records, out.record_entries, out);
     } else {
       const std::uint64_t e = s - vertex_slices;
       const ElementRange slice{e * edge_step, std::min((e + 1) * edge_step, edge_count)};
       out.segment_base = slice.begin / kSegmentSlots * kSegmentSlots;
-      plan_slice(changes.edges, slice, edges, kEdgeBytes, MirrorPlan::kEdgeRunMin, out.edge_runs, out.edge_run_entries,
-                 out.edge_pairs, out.pair_entries, out);
+      plan_slice([&](auto&& classify) { walk(true, slice, classify); }, kEdgeBytes, MirrorPlan::kEdgeRunMin,
+                 out.edge_runs, out.edge_run_entries, out.edge_pairs, out.pair_entries, out);
     }
   });
 
@@ -223,6 +228,39 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
   place(plan);
 }
 
+}  // namespace
+
+void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
+                      ThreadPool* pool, MirrorPlan& plan) {
+  plan_slices(graph.vertex_count(), graph.edge_count(), pool, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
+    for_each_changed_run(is_edges ? changes.edges : changes.vertices, slice.begin, slice.end,
+                         is_edges ? edges : vertices, classify);
+  });
+}
+
+void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan) {
+  plan_slices(vertices, edges, nullptr, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
+    (is_edges ? changes.edges : changes.vertices).take_runs(slice.begin, slice.end, [&](std::uint64_t b, std::uint64_t e) {
+      classify(ElementRange{b, e});
+    });
+  });
+}
+
+void restore_mirror_plan(const MirrorPlan& plan, GraphChanges& changes) {
+  auto mark = [](ChangeBitmap& bits, const std::vector<ElementRange>& ranges) {
+    for (ElementRange r : ranges)
+      for (std::uint64_t i = r.begin; i < r.end; ++i) bits.mark(i);
+  };
+  mark(changes.vertices, plan.direct[static_cast<int>(MirrorArray::Begin)]);
+  mark(changes.edges, plan.direct[static_cast<int>(MirrorArray::Edges)]);
+  for (const MirrorPlan::Slice& slice : plan.slices) {
+    mark(changes.vertices, slice.vertex_runs);
+    mark(changes.vertices, slice.vertex_records);
+    mark(changes.edges, slice.edge_runs);
+    mark(changes.edges, slice.edge_pairs);
+  }
+}
+
 void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan) {
   plan.reset(0);
   const ElementRange vertices{0, graph.vertex_count()};
@@ -235,7 +273,8 @@ void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan) {
   plan.changed_bytes = plan.direct_bytes = length(vertices) * kVertexBytes + length(edges) * kEdgeBytes;
 }
 
-void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool) {
+void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool,
+                       GraphAccess access) {
   const std::uint64_t* begin = graph.begin_data();
   const std::uint32_t* degree = graph.degree_data();
   const ObjectId* edges = graph.edge_data();
@@ -244,12 +283,25 @@ void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte*
   const std::uint64_t degree_headers = headers_offset(plan.layout, MirrorArray::Degree);
   const std::uint64_t edge_headers = headers_offset(plan.layout, MirrorArray::Edges);
 
+  const bool shared = access == GraphAccess::SharedWithMutator;
+  // Entries the mutator may be storing into are read with atomic loads (ref_graph.hpp).
+  auto read = [shared]<typename T>(const T* at) {
+    return shared ? std::atomic_ref<T>(*const_cast<T*>(at)).load(std::memory_order_relaxed) : *at;
+  };
   // A run: its header (destination word, first value word, word count), then its values.
-  auto put_run = [&](std::byte* header, std::uint64_t destination_word, std::uint64_t& value_word, const void* from,
+  auto put_run = [&](std::byte* header, std::uint64_t destination_word, std::uint64_t& value_word, const auto* from,
                      std::uint64_t count) {
     const std::uint64_t fields[3] = {destination_word, value_word, count};
     std::memcpy(header, fields, sizeof(fields));
-    std::memcpy(words + value_word, from, count * kWordBytes);
+    if (shared) {
+      const std::uint64_t entries = count * kWordBytes / sizeof(*from);
+      for (std::uint64_t i = 0; i < entries; ++i) {
+        const auto value = read(from + i);
+        std::memcpy(words + value_word + i * sizeof(value) / kWordBytes, &value, sizeof(value));
+      }
+    } else {
+      std::memcpy(words + value_word, from, count * kWordBytes);
+    }
     value_word += count;
   };
 
@@ -259,14 +311,15 @@ void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte*
     for (ElementRange r : slice.edge_pairs)
       for (std::uint64_t e = r.begin; e < r.end; ++e) {
         *pair++ = static_cast<std::uint32_t>(e - slice.segment_base);
-        *pair++ = edges[e];
+        *pair++ = read(edges + e);
       }
     std::byte* record = buffer + slice.record_offset;
     for (ElementRange r : slice.vertex_records)
       for (std::uint64_t v = r.begin; v < r.end; ++v, record += kRecordBytes) {
-        const std::uint32_t head[2] = {static_cast<std::uint32_t>(v), degree[v]};
+        const std::uint32_t head[2] = {static_cast<std::uint32_t>(v), read(degree + v)};
+        const std::uint64_t first = read(begin + v);
         std::memcpy(record, head, sizeof(head));
-        std::memcpy(record + sizeof(head), &begin[v], sizeof(std::uint64_t));
+        std::memcpy(record + sizeof(head), &first, sizeof(first));
       }
     std::uint64_t begin_word = slice.begin_value_word, degree_word = slice.degree_value_word;
     std::uint64_t edge_word = slice.edge_value_word;

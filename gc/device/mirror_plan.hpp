@@ -95,11 +95,23 @@ struct MirrorPlan {
 /// changed. `pool` (may be null) plans the slices in parallel.
 void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
                       ThreadPool* pool, MirrorPlan& plan);
+/// A background refresh's plan (gc/device/mirror_refresher.hpp): the changes of
+/// [0, vertices) and [0, edges), entries the device already holds, taken from `changes`
+/// (ChangeBitmap::take_runs) while the mutator may go on marking; on this thread.
+void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan);
+/// Marks again in `changes` everything `plan` would have sent: a refresh given up
+/// before it sent its plan leaves the change record as if it had never run.
+void restore_mirror_plan(const MirrorPlan& plan, GraphChanges& changes);
 /// The whole graph as direct ranges, into `plan` likewise.
 void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan);
 
+/// Whether the mutator may store into the graph while a patch is filled (a background
+/// refresh): then its entries are read with atomic loads.
+enum class GraphAccess { Exclusive, SharedWithMutator };
+
 /// Writes `plan`'s packed changes into `buffer` (plan.patch_bytes bytes), the slices in
 /// parallel on `pool` (may be null).
-void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool);
+void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool,
+                       GraphAccess access = GraphAccess::Exclusive);
 
 }  // namespace gcvm

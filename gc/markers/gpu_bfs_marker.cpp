@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
-    "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>";
+    "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, refresh=on|off";
 
 /// Async mode's default for the second fallback number: narrow rounds in a row.
 
@@ -59,6 +59,8 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
     } else if (option.key == "sms") {
       o.split = option.value == "split";
       o.sms = option.value == "all" || o.split ? 0 : parse_count(option, option.value, 1);
+    } else if (option.key == "refresh") {
+      o.refresh = parse_switch(option);
     } else if (option.key == "levels-per-check") {
       o.levels_per_check = option.value == "auto" ? 0 : parse_count(option, option.value, 1);
       if (o.levels_per_check > GCVM_MAX_LEVEL_BATCH) reject_gc_option("gpu-bfs", option, kAccepted);
@@ -72,7 +74,7 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
 }
 
 GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options)
-    : options_(std::move(options)), session_("gpu-bfs", options_.device) {}
+    : options_(std::move(options)), session_("gpu-bfs", options_.device, options_.refresh) {}
 
 bool GpuBfsMarker::use_async() {
   const std::uint64_t collection = collections_++;

@@ -67,6 +67,7 @@ struct GpuBfsMarkerOptions {
   std::uint32_t sms = 0;  // 0 = all
   bool split = false;
   std::uint32_t levels_per_check = 0;  // 0 = auto (doubling)
+  bool refresh = true;                 // the mirror refreshed between pauses (DeviceSession)
   DeviceSelector device;
 
   static GpuBfsMarkerOptions parse(const GcOptions& options, const std::string& device);

@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kAccepted =
     "atomics=checked|plain, local-stack=<1..32>|off, balance=on|off, vector=on|off, wide=<threshold>, "
     "chunk=<references>|off, pool=<slots>, rounds=<n>, steps=<n>, groups=auto|<n>, launches-per-check=auto|<n>, "
-    "fallback=<threshold>:<min-launches>|off";
+    "fallback=<threshold>:<min-launches>|off, refresh=on|off";
 
 static_assert(GCVM_DFS_STATE_EDGES_LO % 2 == 0, "the 64-bit edge counter must be 8-byte aligned");
 
@@ -47,6 +47,8 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
       o.checked_atomics = parse_switch(option, "checked", "plain");
     } else if (option.key == "local-stack") {
       o.local_stack = option.value == "off" ? 0 : parse_count(option, 1, GCVM_DFS_LOCAL_MAX);
+    } else if (option.key == "refresh") {
+      o.refresh = parse_switch(option, "on", "off");
     } else if (option.key == "balance") {
       o.balance = parse_switch(option, "on", "off");
     } else if (option.key == "vector") {
@@ -83,7 +85,7 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
 }
 
 GpuDfsMarker::GpuDfsMarker(GpuDfsMarkerOptions options)
-    : options_(std::move(options)), session_("gpu-dfs", options_.device) {}
+    : options_(std::move(options)), session_("gpu-dfs", options_.device, options_.refresh) {}
 
 MarkStats GpuDfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {

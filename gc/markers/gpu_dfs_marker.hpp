@@ -87,6 +87,7 @@ struct GpuDfsMarkerOptions {
   std::uint32_t launches_per_check = 0;  // 0 = auto (doubling)
   std::uint32_t fallback_threshold = 20;  // 0 = off
   std::uint32_t fallback_min_launches = 1;
+  bool refresh = true;  // the mirror refreshed between pauses (DeviceSession)
   DeviceSelector device;
 
   static GpuDfsMarkerOptions parse(const GcOptions& options, const std::string& device);

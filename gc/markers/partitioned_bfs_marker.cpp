@@ -45,15 +45,20 @@ PartitionedBfsMarker::PartitionedBfsMarker(PartitionedBfsMarkerOptions options) 
     if (selector.backend == "cuda") cuda_devices.push_back(static_cast<int>(selector.index.value_or(0)));
   }
   const bool all_cuda = cuda_devices.size() == backends_.size();
+  // NCCL gives each rank its own device: partitions that share one exchange in memory.
+  std::vector<int> distinct = cuda_devices;
+  std::sort(distinct.begin(), distinct.end());
+  const bool one_per_device = std::adjacent_find(distinct.begin(), distinct.end()) == distinct.end();
   const auto ranks = static_cast<unsigned>(backends_.size());
   switch (options_.exchange) {
     case PartitionExchange::Host: communicator_ = make_in_process_communicator(ranks); break;
     case PartitionExchange::Nccl:
       if (!all_cuda) throw ConfigError("--gc-opt exchange=nccl needs every device of the list to be a CUDA device");
+      if (!one_per_device) throw ConfigError("--gc-opt exchange=nccl needs a different CUDA device for every partition");
       communicator_ = make_nccl_communicator(cuda_devices);
       break;
     case PartitionExchange::Auto:
-      communicator_ = all_cuda && nccl_built() ? make_nccl_communicator(cuda_devices)
+      communicator_ = all_cuda && one_per_device && nccl_built() ? make_nccl_communicator(cuda_devices)
                                                : make_in_process_communicator(ranks);
       break;
   }

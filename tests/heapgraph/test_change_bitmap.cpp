@@ -1,7 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <random>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -93,4 +95,59 @@ TEST_CASE("random marks match a reference set, across clears and growth") {
       CHECK_FALSE(bits.any());
     }
   }
+}
+
+TEST_CASE("take_runs takes exactly the bits below its limit, in chunk-aligned slices") {
+  std::mt19937_64 rng(11);
+  ChangeBitmap bits(std::uint64_t{1} << 22);
+  const std::uint64_t size = 3 * ChangeBitmap::kIndicesPerChunk * 64 + 777;  // a partial last chunk and word
+  REQUIRE(bits.resize(size));
+  std::set<std::uint64_t> reference;
+  for (int k = 0; k < 20000; ++k) {
+    const std::uint64_t i = rng() % size;
+    bits.mark(i);
+    reference.insert(i);
+  }
+  const std::uint64_t limit = size - 500;
+  const std::uint64_t slice = 2 * ChangeBitmap::kIndicesPerChunk;
+  Runs taken;
+  for (std::uint64_t from = 0; from < limit; from += slice)
+    bits.take_runs(from, std::min(from + slice, limit), [&](std::uint64_t b, std::uint64_t e) { taken.emplace_back(b, e); });
+  // Runs are cut at slice boundaries: compare entry by entry.
+  std::set<std::uint64_t> taken_entries;
+  for (auto [b, e] : taken)
+    for (std::uint64_t i = b; i < e; ++i) taken_entries.insert(i);
+  std::set<std::uint64_t> below(reference.begin(), reference.lower_bound(limit));
+  CHECK(taken_entries == below);
+  // What is left: the bits at or above the limit, still found by a plain walk.
+  CHECK(runs_of(bits, size) == runs_of(reference, size, limit));
+}
+
+TEST_CASE("a taker running beside the writer never loses a mark") {
+  // The writer marks; a second thread takes runs as it goes. Every mark must be taken
+  // by some pass or still be set when the writer is done (change_bitmap.hpp).
+  ChangeBitmap bits(std::uint64_t{1} << 22);
+  const std::uint64_t size = 1 << 20;
+  REQUIRE(bits.resize(size));
+  std::vector<std::uint64_t> marked;
+  std::set<std::uint64_t> taken;
+  std::atomic<bool> done{false};
+  std::thread taker([&] {
+    while (!done.load(std::memory_order_acquire))
+      bits.take_runs(0, size, [&](std::uint64_t b, std::uint64_t e) {
+        for (std::uint64_t i = b; i < e; ++i) taken.insert(i);
+      });
+  });
+  std::mt19937_64 rng(3);
+  for (int k = 0; k < 400000; ++k) {
+    const std::uint64_t i = rng() % 8 == 0 ? rng() % size : (rng() % 512) * 64 + rng() % 64;  // hot words too
+    bits.mark(i);
+    marked.push_back(i);
+  }
+  done.store(true, std::memory_order_release);
+  taker.join();
+  bits.for_each_run(0, size, [&](std::uint64_t b, std::uint64_t e) {
+    for (std::uint64_t i = b; i < e; ++i) taken.insert(i);
+  });
+  for (std::uint64_t i : marked) REQUIRE(taken.count(i) == 1);
 }

@@ -1,0 +1,74 @@
+// Keeps a device mirror current while the mutator runs, so that the sync in the next
+// pause finds little left to send (the mechanism: GraphMirror::refresh; the policy of
+// when: here).
+//
+// A thread of its own. Between two pauses it wakes every kInterval and refreshes the
+// mirror: it takes the change bits of the entries the device already holds (those
+// below the graph's sizes at the last pause; what the graph grows by later is sent
+// by the next pause's sync, by DMA at the link's speed) and sends their current
+// values. Correctness does not depend on it: every change the mutator makes after a
+// refresh took its bit marks the bit again (heapgraph/change_bitmap.hpp), so the
+// pause's sync still sends it, and a value torn by a concurrent store is overwritten
+// then. The pause's sync is what makes the mirror exact; refreshes only move work out
+// of the pause.
+//
+// States: idle (no graph, or a pause is on) → refreshing (after `resume`, in a pause
+// or by a concurrent mark's thread once its mark is done) → idle again by `stop`,
+// which the device marker calls at the start of every pause before it touches the
+// mirror. `stop` waits for a pass in flight; a pass that has not sent anything yet
+// gives up instead (its bits are marked again), so the pause waits at most for one
+// pass's upload. A device error on the thread ends refreshing; `stop` rethrows it, so
+// the marker handles it as any device error of its own.
+//
+// Thread-safety: `resume` and `stop` may be called from any thread, never at once.
+// Between `stop` and the next `resume` the refresher touches neither the mirror, the
+// backend nor the graph.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "gc/device/device_backend.hpp"
+#include "gc/device/graph_mirror.hpp"
+
+namespace gcvm {
+
+class MirrorRefresher {
+ public:
+  static constexpr std::chrono::microseconds kInterval{1000};
+
+  MirrorRefresher(DeviceBackend& backend, GraphMirror& mirror);
+  ~MirrorRefresher();
+  MirrorRefresher(const MirrorRefresher&) = delete;
+  MirrorRefresher& operator=(const MirrorRefresher&) = delete;
+
+  /// Starts refreshing the mirror from `graph` (its change record) until `stop`.
+  void resume(const RefGraph& graph, GraphChanges& changes);
+  /// Stops refreshing (see above) and returns what the refreshes sent since the last
+  /// `stop`; rethrows a device error the thread met.
+  MirrorRefreshStats stop();
+
+ private:
+  void run();
+
+  DeviceBackend& backend_;
+  GraphMirror& mirror_;
+  std::mutex mutex_;
+  std::condition_variable wake_;   // the thread: resume, stop, quit
+  std::condition_variable idle_;   // stop: the pass in flight ended
+  const RefGraph* graph_ = nullptr;
+  GraphChanges* changes_ = nullptr;
+  bool refreshing_ = false;
+  bool in_pass_ = false;
+  bool quit_ = false;
+  std::atomic<bool> stopping_{false};
+  MirrorRefreshStats stats_;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace gcvm
