@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Warm collections of real heaps, with the synthetic mutator between them (not a test;
-# figures go to docs/PERFORMANCE.md): for each heap and each mutation SPEC, `gcvm replay
+# figures go to docs/performance-gpu.md): for each heap and each mutation SPEC, `gcvm replay
 # HEAP --collections=N --mutate=SPEC` under serial, parallel (--gc-threads=T), gpu-bfs
 # (with the mirror refreshed between pauses, the default, and with refresh=off) and
 # gpu-dfs (--device=D), interleaved within each of REPS repetitions. Per heap, spec and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The concurrent plan against the stop-the-world plans on whole guest runs (not a test;
-# figures go to docs/PERFORMANCE.md): for each WORKLOAD, one `gcvm compare` of
+# figures go to docs/performance-gpu.md): for each WORKLOAD, one `gcvm compare` of
 # mark-sweep and --plan=concurrent under serial, parallel (--gc-threads=T), gpu-bfs and
 # gpu-dfs (--device=D), runs interleaved, REPS measured runs each after one warm-up,
 # every run's guest output checked against the others. Rows: collections, max pause,

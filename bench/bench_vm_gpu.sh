@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whole guest runs under the CPU and GPU collectors, side by side in one session (not a
-# test; figures go to docs/PERFORMANCE.md): each WORKLOAD (workloads/NAME.gasm with its
+# test; figures go to docs/performance-gpu.md): each WORKLOAD (workloads/NAME.gasm with its
 # arguments and heap size) under serial, parallel (--gc-threads=T), gpu-bfs (async and
 # levels) and gpu-dfs (--device=D), interleaved within each of REPS repetitions. Per
 # workload and collector, medians over the repetitions of the run's totals:

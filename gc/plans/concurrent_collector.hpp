@@ -36,10 +36,12 @@
 // What the device mirror may and may not do while a mark is in flight (DESIGN.md
 // invariant 5): the host graph keeps changing under the barrier, which only records
 // change bits (heapgraph/graph_changes.hpp); the device arrays are not touched until
-// the mark is done, because the only sync is in the next initial pause, and that pause
-// starts after this cycle's final pause. That sync catches up from the change bits
-// collected meanwhile. The initial pause waits for every upload it enqueued (the sync
-// copies straight from the host arrays) before the mutator resumes.
+// the mark is done: the snapshot stops the marker's refresher (gc/device/mirror_refresher.hpp)
+// and the marking thread resumes it only after the mark (Marker::after_pause). From
+// then on the refresher may send changes while the mutator runs; the next initial
+// pause stops it again and its sync catches up from the change bits that are left. The
+// initial pause waits for every upload it enqueued (the sync copies straight from the
+// host arrays) before the mutator resumes.
 //
 // Threads: the mutator thread runs every pause and the lazy sweep; one marking thread,
 // started with the collector and kept for its life (no thread creation in
