@@ -80,6 +80,8 @@ class ChangeBitmap {
  private:
   /// Always a store, even of a bit already set: that store is what publishes the
   /// entry's new value to a taker that cleared the bit in the meantime.
+  template <typename F>
+  class RunJoiner;
   static void set_bit(std::uint64_t& word, std::uint64_t bit) {
     const std::atomic_ref<std::uint64_t> shared(word);
     shared.store(shared.load(std::memory_order_relaxed) | std::uint64_t{1} << bit, std::memory_order_release);
@@ -118,31 +120,50 @@ void ChangeBitmap::for_each_marked_word(std::uint64_t from, std::uint64_t limit,
   }
 }
 
+/// Joins the set bits of words, visited in increasing order, into maximal runs below
+/// `limit_`, and passes each to `visit_`.
 template <typename F>
-void ChangeBitmap::for_each_run(std::uint64_t from, std::uint64_t limit, F&& visit) const {
-  limit = std::min(limit, size_);
-  std::uint64_t run_begin = 0, run_end = 0;  // the open run, empty when equal
-  for_each_marked_word(from, limit, [&](std::uint64_t w) {
-    std::uint64_t word = bits_[w];
-    if (w == from / 64) word &= ~std::uint64_t{0} << (from % 64);
+class ChangeBitmap::RunJoiner {
+ public:
+  RunJoiner(std::uint64_t limit, F& visit) : limit_(limit), visit_(visit) {}
+  void add(std::uint64_t w, std::uint64_t word) {
     while (word != 0) {
       const unsigned start = static_cast<unsigned>(std::countr_zero(word));
       const std::uint64_t shifted = word >> start;
       const unsigned length = shifted == ~std::uint64_t{0} ? 64u - start : static_cast<unsigned>(std::countr_one(shifted));
       const std::uint64_t begin = w * 64 + start;
-      const std::uint64_t end = std::min(begin + length, limit);
-      if (begin >= limit) break;
-      if (begin == run_end && run_end != run_begin) {
-        run_end = end;
+      const std::uint64_t end = std::min(begin + length, limit_);
+      if (begin >= limit_) break;
+      if (begin == run_end_ && run_end_ != run_begin_) {
+        run_end_ = end;
       } else {
-        if (run_end != run_begin) visit(run_begin, run_end);
-        run_begin = begin;
-        run_end = end;
+        if (run_end_ != run_begin_) visit_(run_begin_, run_end_);
+        run_begin_ = begin;
+        run_end_ = end;
       }
       word = start + length >= 64 ? 0 : word & ~((~std::uint64_t{0} >> (64 - start - length)));
     }
+  }
+  void finish() {
+    if (run_end_ != run_begin_) visit_(run_begin_, run_end_);
+  }
+
+ private:
+  std::uint64_t limit_;
+  F& visit_;
+  std::uint64_t run_begin_ = 0, run_end_ = 0;  // the open run, empty when equal
+};
+
+template <typename F>
+void ChangeBitmap::for_each_run(std::uint64_t from, std::uint64_t limit, F&& visit) const {
+  limit = std::min(limit, size_);
+  RunJoiner<F> runs(limit, visit);
+  for_each_marked_word(from, limit, [&](std::uint64_t w) {
+    std::uint64_t word = bits_[w];
+    if (w == from / 64) word &= ~std::uint64_t{0} << (from % 64);
+    runs.add(w, word);
   });
-  if (run_end != run_begin) visit(run_begin, run_end);
+  runs.finish();
 }
 
 template <typename F>
@@ -152,23 +173,7 @@ void ChangeBitmap::take_runs(std::uint64_t from, std::uint64_t limit, F&& visit)
   const std::uint64_t end_chunk = (limit + kIndicesPerChunk - 1) / kIndicesPerChunk;
   const bool last_chunk_partial = limit % kIndicesPerChunk != 0;  // its bits above `limit` stay
   const std::uint64_t limit_words = (limit + 63) / 64;
-  std::uint64_t run_begin = 0, run_end = 0;  // the open run, empty when equal
-  auto add_runs = [&](std::uint64_t w, std::uint64_t word) {
-    while (word != 0) {
-      const unsigned start = static_cast<unsigned>(std::countr_zero(word));
-      const std::uint64_t shifted = word >> start;
-      const unsigned length = shifted == ~std::uint64_t{0} ? 64u - start : static_cast<unsigned>(std::countr_one(shifted));
-      const std::uint64_t begin = w * 64 + start, end = begin + length;
-      if (begin == run_end && run_end != run_begin) {
-        run_end = end;
-      } else {
-        if (run_end != run_begin) visit(run_begin, run_end);
-        run_begin = begin;
-        run_end = end;
-      }
-      word = start + length >= 64 ? 0 : word & ~((~std::uint64_t{0} >> (64 - start - length)));
-    }
-  };
+  RunJoiner<F> runs(limit, visit);
   for (std::uint64_t s = first_chunk / 64; s * 64 < end_chunk; ++s) {
     std::uint64_t in_range = ~std::uint64_t{0};
     if (s == first_chunk / 64) in_range &= ~std::uint64_t{0} << (first_chunk % 64);
@@ -185,11 +190,11 @@ void ChangeBitmap::take_runs(std::uint64_t from, std::uint64_t limit, F&& visit)
         const std::atomic_ref<std::uint64_t> bits(bits_[w]);
         if (bits.load(std::memory_order_relaxed) == 0) continue;
         const std::uint64_t mask = w * 64 + 64 <= limit ? ~std::uint64_t{0} : (std::uint64_t{1} << (limit % 64)) - 1;
-        add_runs(w, bits.fetch_and(~mask, std::memory_order_acq_rel) & mask);
+        runs.add(w, bits.fetch_and(~mask, std::memory_order_acq_rel) & mask);
       }
     }
   }
-  if (run_end != run_begin) visit(run_begin, run_end);
+  runs.finish();
 }
 
 }  // namespace gcvm
