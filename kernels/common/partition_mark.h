@@ -87,6 +87,24 @@ GCVM_DEVICE void gcvm_part_visit(gcvm_u32 target, gcvm_u32 self, gcvm_u32 partit
 }
 
 /* Claims inbox entries [0, count) into queue `queue_index`; see the header comment. */
+/* References first + k for k = from, from + step, ... below d of an object of
+   partition `self`, each visited; returns how many were not null. */
+GCVM_DEVICE gcvm_u64 gcvm_part_visit_edges(GCVM_GLOBAL const gcvm_u32* edges, gcvm_u64 first, gcvm_u32 from,
+                                           gcvm_u32 d, gcvm_u32 step, gcvm_u32 self, gcvm_u32 partitions,
+                                           GCVM_GLOBAL const gcvm_u32* table, GCVM_GLOBAL gcvm_u32* marks,
+                                           GCVM_GLOBAL gcvm_u32* sent, GCVM_GLOBAL gcvm_u32* out_queue,
+                                           gcvm_u32 queue_capacity, GCVM_GLOBAL gcvm_u32* outbox,
+                                           GCVM_GLOBAL gcvm_u32* state, gcvm_u32 out_index) {
+  gcvm_u64 read = 0;
+  for (gcvm_u32 k = from; k < d; k += step) {
+    const gcvm_u32 target = edges[first + k];
+    if (target == GCVM_NULL_REF) continue;
+    ++read;
+    gcvm_part_visit(target, self, partitions, table, marks, sent, out_queue, queue_capacity, outbox, state, out_index);
+  }
+  return read;
+}
+
 GCVM_DEVICE void gcvm_part_claim(GCVM_GLOBAL const gcvm_u32* inbox, gcvm_u32 count, gcvm_u32 self,
                                  gcvm_u32 partitions, GCVM_GLOBAL const gcvm_u32* table, GCVM_GLOBAL gcvm_u32* marks,
                                  GCVM_GLOBAL gcvm_u32* queue, gcvm_u32 queue_capacity, GCVM_GLOBAL gcvm_u32* state,
@@ -132,29 +150,16 @@ GCVM_DEVICE void gcvm_part_scan(GCVM_GLOBAL const gcvm_u64* begin, GCVM_GLOBAL c
       if (d >= GCVM_GROUP_SIZE) {
         shared->wide[GCVM_ATOMIC_ADD(&shared->wide_count, 1u)] = v;
       } else {
-        const gcvm_u64 first = begin[v];
-        for (gcvm_u32 k = 0; k < d; ++k) {
-          const gcvm_u32 target = edges[first + k];
-          if (target == GCVM_NULL_REF) continue;
-          ++read;
-          gcvm_part_visit(target, self, partitions, table, marks, sent, out_queue, queue_capacity, outbox, state,
-                          out_index);
-        }
+        read += gcvm_part_visit_edges(edges, begin[v], 0u, d, 1u, self, partitions, table, marks, sent, out_queue,
+                                      queue_capacity, outbox, state, out_index);
       }
     }
     GCVM_BARRIER();
     const gcvm_u32 wide_count = shared->wide_count;
     for (gcvm_u32 w = 0; w < wide_count; ++w) {
       const gcvm_u32 v = shared->wide[w];
-      const gcvm_u64 first = begin[v];
-      const gcvm_u32 d = degree[v];
-      for (gcvm_u32 k = lid; k < d; k += GCVM_GROUP_SIZE) {
-        const gcvm_u32 target = edges[first + k];
-        if (target == GCVM_NULL_REF) continue;
-        ++read;
-        gcvm_part_visit(target, self, partitions, table, marks, sent, out_queue, queue_capacity, outbox, state,
-                        out_index);
-      }
+      read += gcvm_part_visit_edges(edges, begin[v], lid, degree[v], GCVM_GROUP_SIZE, self, partitions, table, marks,
+                                    sent, out_queue, queue_capacity, outbox, state, out_index);
     }
     GCVM_BARRIER();
   }
