@@ -11,6 +11,7 @@ BlockAllocator::BlockAllocator(const ShapeTable& shapes, std::uint32_t max_block
       max_blocks_(std::min(max_blocks, kMaxBlocks)),
       storage_(std::uint64_t{max_blocks_} * kBlockBytes),
       alloc_words_(max_blocks_),
+      untouched_(max_blocks_),
       block_shapes_(max_blocks_) {}
 
 BlockAllocator::ShapeBlocks& BlockAllocator::blocks_for(ShapeId shape) {
@@ -40,7 +41,7 @@ std::uint32_t BlockAllocator::find_active_block(ShapeId shape) {
   if (shape >= per_shape_.size()) return kNoBlock;
   ShapeBlocks& s = per_shape_[shape];
   const std::size_t found = s.active.find_first();
-  s.cursor = found == HierarchicalBitmap::npos ? kNoBlock : static_cast<std::uint32_t>(found);
+  move_cursor(s, found == HierarchicalBitmap::npos ? kNoBlock : static_cast<std::uint32_t>(found));
   return s.cursor;
 }
 
@@ -50,7 +51,7 @@ std::optional<std::uint32_t> BlockAllocator::initialize_block(ShapeId shape) {
     if (high_water_ == max_blocks_) return std::nullopt;
     block = high_water_;
     if (!storage_.commit((block + 1) * std::uint64_t{kBlockBytes}) || !alloc_words_.grow_to(block + 1) ||
-        !block_shapes_.grow_to(block + 1))
+        !untouched_.grow_to(block + 1) || !block_shapes_.grow_to(block + 1))
       return std::nullopt;
     ++high_water_;
     grow_bitmaps(high_water_);
@@ -61,9 +62,10 @@ std::optional<std::uint32_t> BlockAllocator::initialize_block(ShapeId shape) {
   ShapeBlocks& s = blocks_for(shape);
   block_shapes_[b] = shape;
   alloc_words_[b] = 0;
+  untouched_[b] = s.full_mask;
   s.allocated.set(b);
   s.active.set(b);
-  s.cursor = b;
+  move_cursor(s, b);
   ++blocks_in_use_;
   return b;
 }
@@ -72,7 +74,7 @@ void BlockAllocator::abandon_block(std::uint32_t block) {
   ShapeBlocks& s = per_shape_[block_shapes_[block]];
   s.allocated.clear(block);
   s.active.clear(block);
-  if (s.cursor == block) s.cursor = kNoBlock;
+  if (s.cursor == block) s.cursor = kNoBlock;  // a free block: its untouched slots no longer matter
   free_.set(block);
   --blocks_in_use_;
 }
@@ -137,6 +139,8 @@ std::string BlockAllocator::check() const {
     const ShapeLayout& layout = shapes_.layout(shape);
     if (word == 0) return where + "empty but not free";
     if ((word & ~layout.full_mask) != 0) return where + "slots allocated beyond capacity";
+    if ((untouched(b) & ~layout.full_mask) != 0) return where + "untouched slots beyond capacity";
+    if ((untouched(b) & word) != 0) return where + "an allocated slot is marked untouched";
     for (ShapeId s = 0; s < per_shape_.size(); ++s) {
       if (per_shape_[s].allocated.test(b) != (s == shape)) return where + "allocated bitmap of shape " + std::to_string(s) + " is wrong";
       const bool active = s == shape && word != layout.full_mask;

@@ -13,8 +13,19 @@
 // by any shape. All state bitmaps are hierarchical, so finding an active block of a
 // shape, or the lowest free block, is O(log64 blocks).
 //
+// Untouched slots: besides its allocation word, every non-free block keeps the slots
+// allocated in no object since the block was last initialized (`initialize_block`
+// sets all of its capacity; taking a slot clears its bit; sweep never sets one). The
+// Heap initializes an initialized block's fields once, for all slots, so an object in
+// an untouched slot needs no per-object initialization (heap.hpp). Slots are only
+// taken from a shape's cursor block, whose mask lives next to the cursor (one cache
+// line with the cursor and the full mask, and no store-to-load aliasing with the
+// allocation words, whose array starts at the same page offset); it is written back
+// to the per-block array when the cursor moves.
+//
 // Invariants (checked by `check()`):
 // - alloc_word(b) is a subset of the shape's full_mask; 0 iff the block is free.
+// - untouched(b) is a subset of the shape's full_mask and disjoint from alloc_word(b).
 // - free[b] iff the block is free; allocated[s][b] iff block b has shape s and is not
 //   free; active[s][b] iff additionally alloc_word(b) != full_mask.
 // - blocks_in_use() equals the number of non-free blocks below high_water().
@@ -48,25 +59,33 @@ class BlockAllocator {
   /// `max_blocks` bounds the address space reserved for block storage (<= kMaxBlocks).
   BlockAllocator(const ShapeTable& shapes, std::uint32_t max_blocks);
 
+  /// What the allocation fast path hands out: the object, and whether its slot was
+  /// untouched (see above: its fields and edges still hold their initial values).
+  struct Slot {
+    ObjectId id = kNullRef;
+    bool untouched = false;
+  };
+
   /// A slot in an existing active block of `shape`, or kNullRef if none has room.
-  ObjectId allocate_in_active_block(ShapeId shape) {
-    if (shape < per_shape_.size()) {
-      const ShapeBlocks& s = per_shape_[shape];
-      if (s.cursor != kNoBlock && alloc_words_[s.cursor] != s.full_mask) return take_slot(s.cursor);
+  Slot allocate_in_active_block(ShapeId shape) {
+    if (shape < per_shape_.size()) [[likely]] {
+      ShapeBlocks& s = per_shape_[shape];
+      if (s.cursor != kNoBlock && alloc_words_[s.cursor] != s.full_mask) [[likely]]
+        return take_slot(s.cursor, s);
     }
     const std::uint32_t block = find_active_block(shape);
-    if (block == kNoBlock) return kNullRef;
-    return take_slot(block);
+    if (block == kNoBlock) return Slot{};
+    return take_slot(block, per_shape_[shape]);
   }
   /// Takes the lowest free block (or a new one) for `shape`; nullopt when max_blocks
   /// are all in use. The caller then allocates with `allocate_in_block`.
   std::optional<std::uint32_t> initialize_block(ShapeId shape);
   /// Returns a block that `initialize_block` gave out and that holds no object yet.
   void abandon_block(std::uint32_t block);
-  ObjectId allocate_in_block(std::uint32_t block) { return take_slot(block); }
+  Slot allocate_in_block(std::uint32_t block) { return take_slot(block, per_shape_[block_shapes_[block]]); }
   /// Forgets the allocation cursors; sweep calls it because it may free a cursor block.
   void reset_cursors() {
-    for (auto& s : per_shape_) s.cursor = kNoBlock;
+    for (auto& s : per_shape_) move_cursor(s, kNoBlock);
   }
 
   /// Sweep step for one block: keeps only the slots set in `mark_word`. Returns the
@@ -88,6 +107,11 @@ class BlockAllocator {
   std::uint32_t max_blocks() const { return max_blocks_; }
   std::uint32_t blocks_in_use() const { return blocks_in_use_; }
   std::uint64_t alloc_word(std::uint32_t block) const { return alloc_words_[block]; }
+  /// The untouched slots of a non-free block.
+  std::uint64_t untouched(std::uint32_t block) const {
+    const ShapeBlocks& s = per_shape_[block_shapes_[block]];
+    return s.cursor == block ? s.cursor_untouched : untouched_[block];
+  }
   const std::uint64_t* alloc_words() const { return alloc_words_.data(); }
   ShapeId shape_of_block(std::uint32_t block) const { return block_shapes_[block]; }
   BlockState state(std::uint32_t block) const;
@@ -109,21 +133,34 @@ class BlockAllocator {
  private:
   static constexpr std::uint32_t kNoBlock = 0xFFFFFFFFu;
   struct ShapeBlocks {
+    std::uint32_t cursor = kNoBlock;    // a non-free block of this shape to allocate from, if known
+    std::uint64_t full_mask = 0;
+    std::uint64_t cursor_untouched = 0;  // the cursor block's untouched slots (untouched_ is stale there)
     HierarchicalBitmap allocated;
     HierarchicalBitmap active;
-    std::uint32_t cursor = kNoBlock;  // a non-free block of this shape to allocate from, if known
-    std::uint64_t full_mask = 0;
   };
 
   std::uint32_t find_active_block(ShapeId shape);
-  ObjectId take_slot(std::uint32_t block) {
+  /// Takes the lowest free slot of `block`, the active cursor block of the shape whose
+  /// ShapeBlocks is `s`.
+  Slot take_slot(std::uint32_t block, ShapeBlocks& s) {
     const std::uint64_t word = alloc_words_[block];
     const std::uint32_t slot = static_cast<std::uint32_t>(std::countr_zero(~word));
-    const std::uint64_t updated = word | (std::uint64_t{1} << slot);
+    const std::uint64_t bit = std::uint64_t{1} << slot;
+    const std::uint64_t updated = word | bit;
     alloc_words_[block] = updated;
-    ShapeBlocks& s = per_shape_[block_shapes_[block]];
-    if (updated == s.full_mask) s.active.clear(block);
-    return make_object_id(block, slot);
+    if (updated == s.full_mask) [[unlikely]] s.active.clear(block);
+    const std::uint64_t untouched = s.cursor_untouched;
+    s.cursor_untouched = untouched & ~bit;
+    return Slot{make_object_id(block, slot), (untouched & bit) != 0};
+  }
+  /// Points the cursor of `s` at `block` (or kNoBlock), writing back the untouched
+  /// slots of the block it leaves. A cursor that sweep reset (its block emptied) has
+  /// nothing to write back.
+  void move_cursor(ShapeBlocks& s, std::uint32_t block) {
+    if (s.cursor != kNoBlock) untouched_[s.cursor] = s.cursor_untouched;
+    s.cursor = block;
+    if (block != kNoBlock) s.cursor_untouched = untouched_[block];
   }
   ShapeBlocks& blocks_for(ShapeId shape);
   void grow_bitmaps(std::uint32_t blocks);
@@ -134,6 +171,7 @@ class BlockAllocator {
   std::uint32_t blocks_in_use_ = 0;
   AddressReservation storage_;
   VirtualArray<std::uint64_t> alloc_words_;
+  VirtualArray<std::uint64_t> untouched_;  // per block: slots not allocated since initialize_block
   VirtualArray<ShapeId> block_shapes_;
   HierarchicalBitmap free_;
   std::vector<ShapeBlocks> per_shape_;

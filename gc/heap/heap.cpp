@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "gc/util/stopwatch.hpp"
@@ -78,24 +79,34 @@ bool Heap::sweep_pending(ShapeId shape) {
   return room;
 }
 
-ObjectId Heap::allocate_in_new_block(ShapeId shape) {
+void Heap::initialize_block_fields(std::uint32_t block, const ShapeLayout& layout, bool never_used) {
+  std::byte* base = blocks_.block_data(block);
+  std::memset(base, 0xFF, std::size_t{layout.shape.ref_fields} * layout.capacity * sizeof(ObjectId));
+  static_assert(kNullRef == 0xFFFFFFFFu, "null references are all-ones bytes");
+  if (!never_used)
+    std::memset(base + layout.scalar_offset, 0, std::size_t{layout.shape.scalar_fields} * layout.capacity * 8);
+}
+
+BlockAllocator::Slot Heap::allocate_in_new_block(ShapeId shape) {
   if (!lazy_.idle() && sweep_pending(shape))
-    if (const ObjectId id = blocks_.allocate_in_active_block(shape); id != kNullRef) return id;
-  if (used_bytes() + kBlockBytes > limit_bytes_) return kNullRef;
+    if (const BlockAllocator::Slot slot = blocks_.allocate_in_active_block(shape); slot.id != kNullRef) return slot;
+  if (used_bytes() + kBlockBytes > limit_bytes_) return {};
+  const std::uint32_t high_water = blocks_.high_water();
   const auto block = blocks_.initialize_block(shape);
-  if (!block) return kNullRef;
+  if (!block) return {};
   if (!prepare_block(*block, shape)) {
     blocks_.abandon_block(*block);
-    return kNullRef;
+    return {};
   }
+  initialize_block_fields(*block, shapes_.layout(shape), *block >= high_water);
   return blocks_.allocate_in_block(*block);
 }
 
 ObjectId Heap::allocate_slot(ShapeId shape) {
-  ObjectId id = blocks_.allocate_in_active_block(shape);
-  if (id == kNullRef && (id = allocate_in_new_block(shape)) == kNullRef) return kNullRef;
-  initialize_object(id, shapes_.layout(shape));
-  return id;
+  BlockAllocator::Slot slot = blocks_.allocate_in_active_block(shape);
+  if (slot.id == kNullRef && (slot = allocate_in_new_block(shape)).id == kNullRef) return kNullRef;
+  if (!slot.untouched) initialize_object(slot.id, shapes_.layout(shape));
+  return slot.id;
 }
 
 ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {

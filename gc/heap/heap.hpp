@@ -18,7 +18,12 @@
 // - used_bytes() = blocks in use * kBlockBytes + array element bytes <= limit_bytes().
 //   An allocation that would exceed the limit returns kNullRef and changes nothing;
 //   the caller decides to collect or report out of memory.
-// - Fresh objects have null references and zero scalars.
+// - Fresh objects have null references and zero scalars. A block is initialized for
+//   its shape once, when the allocator hands it out (every slot's fields set, its edge
+//   range reserved null), so an object in a slot untouched since then
+//   (block_allocator.hpp) is allocated without writing its fields or edges; only an
+//   object in a slot that held an earlier object is initialized field by field and
+//   has its out-edges nulled (which the graph's changes record, as for any store).
 // - Lazy sweep (the concurrent plan, gc/heap/lazy_sweep.hpp): after `defer_sweep`,
 //   the allocation slow paths sweep pending blocks before they take a fresh block or
 //   give up on the limit; `finish_lazy_sweep` sweeps the rest. Objects in pending
@@ -71,10 +76,11 @@ class Heap {
   ObjectId allocate(ShapeId shape) {
     const ShapeLayout& layout = shapes_.layout(shape);
     if (layout.shape.kind != ShapeKind::Object) reject_array_shape();
-    ObjectId id = blocks_.allocate_in_active_block(shape);
-    if (id == kNullRef && (id = allocate_in_new_block(shape)) == kNullRef) return kNullRef;
-    initialize_object(id, layout);
-    return id;
+    BlockAllocator::Slot slot = blocks_.allocate_in_active_block(shape);
+    if (slot.id == kNullRef && (slot = allocate_in_new_block(shape)).id == kNullRef) [[unlikely]]
+      return kNullRef;
+    if (!slot.untouched) initialize_object(slot.id, layout);
+    return slot.id;
   }
   ObjectId allocate_ref_array(std::uint64_t length) { return allocate_array(ShapeTable::kRefArray, length); }
   ObjectId allocate_scalar_array(std::uint64_t length) { return allocate_array(ShapeTable::kScalarArray, length); }
@@ -189,13 +195,19 @@ class Heap {
   }
   static constexpr ShapeId kNoShape = static_cast<ShapeId>(-1);
   /// Slow path: a slot freed by the lazy sweep, else a fresh block for `shape` (edge
-  /// ranges reserved), then a slot in it.
-  ObjectId allocate_in_new_block(ShapeId shape);
+  /// ranges reserved, every slot's fields initialized), then a slot in it.
+  BlockAllocator::Slot allocate_in_new_block(ShapeId shape);
   /// Sweeps pending blocks in order until one has room for `shape` or is free
   /// (kNoShape: all of them); true if it stopped at such a block.
   bool sweep_pending(ShapeId shape);
   ObjectId allocate_slot(ShapeId shape);
-  /// Null references, zero scalars, null out-edges (barrier mode).
+  /// Null references and zero scalars in every slot of a block just initialized for
+  /// `layout` (its edges are null already: reserve_edges nulls them). A block above
+  /// the old high-water mark was never used: its storage still reads as zero
+  /// (virtual_array.hpp), so only its references are written.
+  void initialize_block_fields(std::uint32_t block, const ShapeLayout& layout, bool never_used);
+  /// Null references, zero scalars, null out-edges (barrier mode) of an object whose
+  /// slot held an earlier object.
   void initialize_object(ObjectId id, const ShapeLayout& layout) {
     std::byte* base = blocks_.block_data(block_of(id));
     const std::uint32_t slot = slot_of(id);

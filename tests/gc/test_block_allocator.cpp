@@ -35,13 +35,15 @@ void free_objects(BlockAllocator& blocks, const std::set<ObjectId>& victims) {
   for (const auto& [block, mask] : dying) blocks.sweep_block(block, blocks.alloc_word(block) & ~mask);
 }
 
-ObjectId allocate(BlockAllocator& blocks, ShapeId shape) {
-  ObjectId id = blocks.allocate_in_active_block(shape);
-  if (id != kNullRef) return id;
+BlockAllocator::Slot allocate_slot(BlockAllocator& blocks, ShapeId shape) {
+  const BlockAllocator::Slot slot = blocks.allocate_in_active_block(shape);
+  if (slot.id != kNullRef) return slot;
   const auto block = blocks.initialize_block(shape);
-  if (!block) return kNullRef;
+  if (!block) return {};
   return blocks.allocate_in_block(*block);
 }
+
+ObjectId allocate(BlockAllocator& blocks, ShapeId shape) { return allocate_slot(blocks, shape).id; }
 
 }  // namespace
 
@@ -51,13 +53,16 @@ TEST_CASE("allocator agrees with a model under random allocation and freeing") {
                                       shapes.intern(0, 200)};
   BlockAllocator blocks(shapes, 4096);
   std::map<ObjectId, ShapeId> model;
+  std::set<ObjectId> handed_out;  // slots taken since their block was last emptied
   std::mt19937_64 rng(1);
   for (int round = 0; round < 60; ++round) {
     const int allocations = static_cast<int>(rng() % 3000);
     for (int i = 0; i < allocations; ++i) {
       const ShapeId shape = kinds[rng() % kinds.size()];
-      const ObjectId id = allocate(blocks, shape);
+      const auto [id, untouched] = allocate_slot(blocks, shape);
       REQUIRE(id != kNullRef);
+      REQUIRE(untouched == (handed_out.count(id) == 0));  // untouched: first use since the block was initialized
+      handed_out.insert(id);
       REQUIRE(model.count(id) == 0);  // ids unique among live objects
       REQUIRE(blocks.shape_of_block(block_of(id)) == shape);
       REQUIRE(slot_of(id) < shapes.layout(shape).capacity);
@@ -68,6 +73,7 @@ TEST_CASE("allocator agrees with a model under random allocation and freeing") {
       if (rng() % 100 < 45) victims.insert(id);
     free_objects(blocks, victims);
     for (ObjectId id : victims) model.erase(id);
+    std::erase_if(handed_out, [&](ObjectId id) { return blocks.state(block_of(id)) == BlockState::Free; });
     REQUIRE(blocks.check() == "");
     REQUIRE(blocks.live_objects() == model.size());
     for (const auto& [id, shape] : model) REQUIRE(blocks.is_allocated(id));

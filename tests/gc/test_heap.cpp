@@ -33,6 +33,47 @@ TEST_CASE("fresh objects have null references and zero scalars; fields are indep
   CHECK_THROWS_AS(heap.allocate(ShapeTable::kRefArray), std::invalid_argument);
 }
 
+TEST_CASE("objects in reused slots and reused blocks start null and zero, and the graph records the same changes") {
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(2, 3);
+  const ShapeId other = heap.shapes().intern(1, 7);
+  std::vector<ObjectId> objs;
+  for (int i = 0; i < 300; ++i) objs.push_back(heap.allocate(node));
+  for (std::size_t i = 0; i < objs.size(); ++i) {
+    heap.store_ref(objs[i], 0, objs[(i + 1) % objs.size()]);
+    heap.store_ref(objs[i], 1, objs[i]);
+    for (std::uint32_t f = 0; f < 3; ++f) heap.store_scalar(objs[i], f, i + f + 1);
+  }
+  // Free every other object of block 0 and every object of the others: block 0 keeps
+  // used slots, the rest return to the free bitmap and are taken by another shape.
+  MarkBitmap marks;
+  marks.reset(heap.blocks().high_water());
+  marks.words()[0] = 0xAAAAAAAAAAAAAAAAull;
+  Heap::SweepDebt debt;
+  for (std::uint32_t b = 0; b < heap.blocks().high_water(); ++b) heap.sweep_block(b, marks.words()[b], debt);
+  heap.settle_sweep(debt);
+  heap.reset_allocation_cursors();
+  heap.graph().changes().clear();
+  for (int i = 0; i < 32; ++i) {
+    const ObjectId o = heap.allocate(node);
+    CHECK(block_of(o) == 0);
+    CHECK(slot_of(o) % 2 == 0);  // a slot that held an object
+    CHECK(heap.load_ref(o, 0) == kNullRef);
+    CHECK(heap.load_ref(o, 1) == kNullRef);
+    for (std::uint32_t f = 0; f < 3; ++f) CHECK(heap.load_scalar(o, f) == 0);
+  }
+  // Nulling each one's two old out-edges is a change the device mirror must see.
+  CHECK(heap.graph().changes().edges.count(heap.graph().edge_count()) == 64);
+  CHECK(heap.graph().changes().vertices.count(heap.graph().vertex_count()) == 0);
+  for (int i = 0; i < 200; ++i) {
+    const ObjectId o = heap.allocate(other);
+    CHECK(heap.load_ref(o, 0) == kNullRef);
+    for (std::uint32_t f = 0; f < 7; ++f) CHECK(heap.load_scalar(o, f) == 0);
+  }
+  CHECK(heap.verify_graph() == "");
+  CHECK(heap.blocks().check() == "");
+}
+
 TEST_CASE("arrays of any length, far larger than a block") {
   Heap heap;
   const ObjectId big = heap.allocate_ref_array(100'000);

@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "cli_runner.hpp"
+#include "collector_flags.hpp"
 #include "vm/lang/compiler.hpp"
 
+using gcvm::test::collector_flags;
 using gcvm::test::run_gcvm;
+using gcvm::test::write_program;
 
 namespace {
 
@@ -130,7 +133,7 @@ TEST_CASE("a program without main, and an unknown import") {
   CHECK(has(errors_of("fn f() { }\n"), "t.tern:1:1: the program has no 'fn main()'"));
   CHECK(has(errors_of("import nosuch;\nfn main() { }\n"),
             "t.tern:1:8: unknown module 'nosuch' (the standard library has: dictionary, harness, integer, random, set, "
-            "vector)"));
+            "stringbuilder, vector)"));
 }
 
 TEST_CASE("gcvm run on a bad .tern program exits 2 with every error; disasm lists a compiled program") {
@@ -236,4 +239,81 @@ TEST_CASE("string comparison orders by bytes, then length") {
   const auto r = run_gcvm("run " + kSource + "strings.tern --stats=none");
   CHECK(r.exit_code == 0);
   CHECK(r.out == read_expected(kSource + "strings.expected"));
+}
+
+TEST_CASE("StringBuilder builds a long string in linear space while every collector collects mid-build") {
+  const std::string expected = read_expected(kSource + "stringbuilder.expected");
+  std::vector<std::string> runs;
+  for (const std::string& collector : collector_flags()) {
+    runs.push_back(collector + " --heap=512K --verify-heap");
+    runs.push_back(collector + " --plan=generational --nursery=64K --heap=512K --verify-heap");
+  }
+#if GCVM_HAVE_BOEHM
+  runs.push_back(" --gc=boehm --heap=4M");
+#endif
+  for (const std::string& flags : runs) {
+    CAPTURE(flags);
+    const auto r = run_gcvm("run " + kSource + "stringbuilder.tern --stats=json" + flags);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == expected);
+    const nlohmann::json stats = nlohmann::json::parse(r.err, nullptr, false);
+    REQUIRE_MESSAGE(!stats.is_discarded(), r.err);
+    if (flags.find("boehm") == std::string::npos) CHECK(stats["collection_count"].get<int>() >= 3);
+    // 30,000 bytes built with `+` would allocate about 450 MB; the builder's doubling
+    // buffer (8 bytes a byte) and the check's short strings take a few hundred KB.
+    CHECK(stats["allocated_bytes"].get<std::uint64_t>() < 4'000'000);
+  }
+  const auto dis = run_gcvm("disasm " + kSource + "stringbuilder.tern");
+  CHECK(dis.exit_code == 0);
+  CHECK(dis.out.find("strfroma") != std::string::npos);
+}
+
+TEST_CASE("stringFromBytes and StringBuilder misuse: compile errors with file:line:col") {
+  check_errors(
+      "import stringbuilder;\n"
+      "fn main() {\n"
+      "  var f = new float[2];\n"
+      "  var s = stringFromBytes(\"abc\", 0, 1);\n"
+      "  var t = stringFromBytes(f, 0, 1.5);\n"
+      "  var u = stringFromBytes(f);\n"
+      "  var n: int = stringFromBytes(new int[1], 0, 1);\n"
+      "  new StringBuilder().appendInt(\"x\");\n"
+      "  var v: string = new StringBuilder();\n"
+      "}\n",
+      {"t.tern:4:27: argument 1 of 'stringFromBytes': expected int[], found string",
+       "t.tern:5:27: argument 1 of 'stringFromBytes': expected int[], found float[]",
+       "t.tern:5:33: argument 3 of 'stringFromBytes': expected int, found float",
+       "t.tern:6:11: 'stringFromBytes' takes 3 arguments, given 1",
+       "t.tern:7:16: initial value of 'n': expected int, found string",
+       "t.tern:8:33: argument 1 of method 'appendInt': expected int, found string",
+       "t.tern:9:19: initial value of 'v': expected string, found StringBuilder"});
+}
+
+TEST_CASE("stringFromBytes and StringBuilder misuse: run-time errors name the bytes and the guest frame") {
+  struct Case {
+    std::string body;
+    std::string error;
+    std::string frame;
+  };
+  const std::vector<Case> cases = {
+      {"  var a = new int[5];\n  println(stringFromBytes(a, 2, 9));\n",
+       "error: stringFromBytes: bytes 2 .. 9 out of range for an array of length 5", "at main (sfb.tern:4)"},
+      {"  var a = new int[5];\n  println(stringFromBytes(a, 3, 2));\n",
+       "error: stringFromBytes: bytes 3 .. 2 out of range for an array of length 5", "at main (sfb.tern:4)"},
+      {"  var a: int[] = null;\n  println(stringFromBytes(a, 0, 0));\n",
+       "error: null dereference (bytes of 'a', a int[])", "at main (sfb.tern:4)"},
+      {"  var a = new int[2];\n  a[1] = -1;\n  println(stringFromBytes(a, 0, 2));\n",
+       "error: stringFromBytes: element 1 is -1, not a byte (0 .. 255)", "at main (sfb.tern:5)"},
+      {"  var sb = new StringBuilder();\n  sb.append(\"ab\").appendChar(300);\n  println(sb.toString());\n",
+       "error: stringFromBytes: element 2 is 300, not a byte (0 .. 255)", "at StringBuilder.toString ("},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.body);
+    const std::string file = write_program("sfb.tern", "import stringbuilder;\nfn main() {\n" + c.body + "}\n");
+    const auto r = run_gcvm("run " + file + " --stats=none");
+    CHECK(r.exit_code == 4);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(c.error) != std::string::npos);
+    CHECK(r.err.find(c.frame) != std::string::npos);
+  }
 }

@@ -26,7 +26,9 @@
 //   the bytes follow, eight per element, little-endian. STRLIT yields the literal's one
 //   string object (allocated at first use and kept alive by the interpreter). STRCMP
 //   compares bytes as unsigned, then lengths: negative, 0 or positive as Java's
-//   String.compareTo.
+//   String.compareTo. STRFROMA d, a, from, to makes a new string of the elements
+//   from .. to (exclusive) of the scalar array a, one byte per element; an element
+//   outside 0 .. 255 is a guest error, as is a range outside the array.
 #pragma once
 
 #include <cstdint>
@@ -146,6 +148,7 @@ namespace gcvm::vm {
   X(STRSUB, "dsss")                                                              \
   X(STRHASH, "ds")                                                               \
   X(STRCHR, "ds")                                                                \
+  X(STRFROMA, "dsss")                                                            \
   X(ITOSTR, "ds")                                                                \
   X(FTOSTR, "ds")                                                                \
   X(FSQRT, "ds")                                                                 \

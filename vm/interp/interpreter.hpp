@@ -620,6 +620,26 @@ int Interpreter<Binding>::run() {
     R(1) = new_string(std::string_view(&c, 1));
     NEXT(3);
   }
+  CASE(STRFROMA) {
+    const Ref arr = R(2);
+    if (arr == kNull) [[unlikely]]
+      GCVM_FAIL("null dereference (bytes of '{}', a {})", fn->slots[ip[2]].name, fn->slots[ip[2]].type);
+    const std::uint64_t length = heap_.array_length(arr);
+    const std::uint64_t from = R(3), to = R(4);
+    if (from > to || to > length) [[unlikely]]
+      GCVM_FAIL("stringFromBytes: bytes {} .. {} out of range for an array of length {}",
+                static_cast<std::int64_t>(from), static_cast<std::int64_t>(to), length);
+    std::string text(to - from, '\0');
+    for (std::uint64_t i = from; i < to; ++i) {
+      const std::uint64_t byte = heap_.load_scalar_element(arr, i);
+      if (byte > 0xFF) [[unlikely]]
+        GCVM_FAIL("stringFromBytes: element {} is {}, not a byte (0 .. 255)", i, static_cast<std::int64_t>(byte));
+      text[i - from] = static_cast<char>(byte);
+    }
+    GCVM_SAVE();
+    R(1) = new_string(text);
+    NEXT(5);
+  }
   CASE(ITOSTR) {
     GCVM_SAVE();
     R(1) = new_string(fmt::format("{}", S(2)));

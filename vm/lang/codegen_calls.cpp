@@ -227,6 +227,21 @@ Value FunctionCompiler::builtin(Expr& e, std::uint32_t dest, bool& handled) {
     emit(v.type.k == K::Int ? Op::ITOSTR : Op::FTOSTR, {d, v.slot});
     return Value{d, Type::of(K::String)};
   }
+  if (n == "stringFromBytes") {
+    if (!arity(3)) return bad();
+    const Type wanted[] = {Type::array_of(Type::of(K::Int)), Type::of(K::Int), Type::of(K::Int)};
+    std::vector<std::uint32_t> operands;
+    bool typed = true;
+    for (std::size_t i = 0; i < 3; ++i) {
+      const Value v = gen(*e.kids[i]);
+      typed = expect(*e.kids[i], v.type, wanted[i], "argument " + std::to_string(i + 1) + " of '" + n + "'") && typed;
+      operands.push_back(v.slot);
+    }
+    if (!typed) return bad();
+    const std::uint32_t d = target(dest, Type::of(K::String));
+    emit(Op::STRFROMA, {d, operands[0], operands[1], operands[2]});
+    return Value{d, Type::of(K::String)};
+  }
   if (n == "clock" || n == "argc") {
     if (!arity(0)) return bad();
     const std::uint32_t d = target(dest, Type::of(K::Int));
