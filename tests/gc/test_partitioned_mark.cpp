@@ -126,7 +126,16 @@ TEST_CASE("partitioned mark edge cases: empty partitions, all roots in one, a ch
       if (marker->partitions() > 1) {
         CHECK(stats.detail("exchange_rounds").value_or(0) >= 2000);  // one crossing per round at most
         CHECK(stats.detail("exchange_bytes").value_or(0) > 0);
+        // Every link of the chain crosses; each id is sent at most once per sender.
+        const double remote = stats.detail("remote_references").value_or(0);
+        CHECK(remote >= 2 * 1999);
+        CHECK(stats.detail("exchange_bytes").value_or(0) <= 4 * remote);
+        CHECK(stats.detail("exchange_bytes_per_remote_reference").value_or(0) <= 4.0);
+      } else {
+        CHECK(stats.detail("remote_references") == 0.0);
       }
+      CHECK(stats.detail("exchange_fraction").value_or(-1) >= 0.0);
+      CHECK(stats.detail("exchange_fraction").value_or(2) <= 1.0);
       CHECK(stats.detail("load_imbalance").value_or(0) >= 1.0);
     }
     // Premarked: the right region is mature; the chain stops at its first crossing.
