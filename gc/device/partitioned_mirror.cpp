@@ -1,6 +1,8 @@
 #include "gc/device/partitioned_mirror.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <mutex>
 
 #include "gc/device/edge_partition.hpp"
 #include "gc/util/stopwatch.hpp"
@@ -48,7 +50,32 @@ PartitionedMirror::~PartitionedMirror() = default;
 void PartitionedMirror::cut(const RefGraph& graph) {
   bounds_ = edge_balanced_bounds({graph.degree_data(), graph.vertex_count()}, partitions());
   vertices_at_cut_ = graph.vertex_count();
-  for (unsigned p = 0; p < partitions(); ++p) rebuild(graph, p);
+  for (Part& part : parts_) part.rebuild = true;
+  rebuild_marked(graph);
+}
+
+std::uint64_t PartitionedMirror::rebuild_marked(const RefGraph& graph) {
+  std::vector<unsigned> marked;
+  for (unsigned p = 0; p < partitions(); ++p)
+    if (parts_[p].rebuild) marked.push_back(p);
+  if (marked.size() <= 1) {
+    for (const unsigned p : marked) rebuild(graph, p);
+    return marked.size();
+  }
+  const unsigned threads = std::min<unsigned>(static_cast<unsigned>(marked.size()), ThreadPool::resolve(0));
+  if (!pool_ || pool_->size() != threads) pool_ = std::make_unique<ThreadPool>(threads);
+  std::exception_ptr failure;
+  std::mutex failure_lock;
+  pool_->for_each_task(marked.size(), [&](std::uint64_t t) {
+    try {
+      rebuild(graph, marked[t]);
+    } catch (...) {
+      const std::lock_guard<std::mutex> hold(failure_lock);
+      if (!failure) failure = std::current_exception();
+    }
+  });
+  if (failure) std::rethrow_exception(failure);
+  return marked.size();
 }
 
 void PartitionedMirror::rebuild(const RefGraph& graph, unsigned p) {
@@ -139,11 +166,7 @@ PartitionedSyncStats PartitionedMirror::sync(const RefGraph& graph, GraphChanges
         for (std::uint64_t e = first; e < end; ++e) part.rows->set_edge(e - part.base, edges[e]);
       }
     });
-    for (unsigned p = 0; p < partitions(); ++p)
-      if (parts_[p].rebuild) {
-        rebuild(graph, p);
-        ++stats.rebuilt;
-      }
+    stats.rebuilt = rebuild_marked(graph);
   }
   if (changes != nullptr) {
     changes->clear();

@@ -25,7 +25,8 @@
 //      heap grew by join the last partition;
 //   2. each partition's GraphMirror syncs its rows from the rows' change record.
 // A partition is rebuilt (its rows made anew, its device copy uploaded whole) when an
-// object's edges start below its window. The heap is cut anew, and every partition
+// object's edges start below its window. Partitions are rebuilt at once, one thread
+// each (up to the hardware threads): each writes only its own rows. The heap is cut anew, and every partition
 // rebuilt, on the first sync, when the mirror last synced another graph or has no
 // usable change record, and when the heap has doubled in objects since the last cut.
 #pragma once
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "gc/device/graph_mirror.hpp"
+#include "gc/util/thread_pool.hpp"
 #include "heapgraph/ref_graph.hpp"
 
 namespace gcvm {
@@ -85,12 +87,15 @@ class PartitionedMirror {
 
   void cut(const RefGraph& graph);
   void rebuild(const RefGraph& graph, unsigned p);
+  /// Rebuilds every partition whose `rebuild` is set, in parallel; returns how many.
+  std::uint64_t rebuild_marked(const RefGraph& graph);
   /// Rewrites object v's row in its partition p (step 1).
   void update_object(const RefGraph& graph, unsigned p, ObjectId v);
   /// Makes partition p's window cover heap edge slots up to `end`, copying the new ones.
   bool extend(const RefGraph& graph, Part& part, std::uint64_t end);
 
   std::vector<Part> parts_;
+  std::unique_ptr<ThreadPool> pool_;  // made by the first parallel rebuild
   std::vector<std::uint32_t> bounds_;
   const RefGraph* graph_ = nullptr;
   std::uint64_t generation_ = 0;
