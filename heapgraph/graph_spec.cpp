@@ -36,11 +36,12 @@ std::uint64_t parse_count(std::string_view spec, std::string_view what, std::str
 }
 
 constexpr std::uint64_t kMaxObjects = std::uint64_t{1} << 32;
+constexpr std::uint64_t kMaxBulkDegree = 16;  // plain objects (synthetic_heaps.hpp, kMaxInlineReferences)
 
 }  // namespace
 
 std::string_view graph_spec_forms() {
-  return "single, list:N, lists:KxN, wide:N, vp-list, vp-array, complete:N:R, rmat:SCALE[:EF], random:N:DEGREE";
+  return "single, list:N, lists:KxN, wide:N, vp-list, vp-array, complete:N:R, rmat:SCALE[:EF], random:N:DEGREE, bulk:N:DEGREE";
 }
 
 GraphSpec parse_graph_spec(std::string_view text) {
@@ -90,6 +91,11 @@ GraphSpec parse_graph_spec(std::string_view text) {
     spec.kind = SpecKind::Random;
     spec.a = parse_count(text, "N", parts[1], 1, kMaxObjects);
     spec.b = parse_count(text, "DEGREE", parts[2], 0, std::uint64_t{1} << 20);
+  } else if (name == "bulk") {
+    expect_parts(3, 3);
+    spec.kind = SpecKind::Bulk;
+    spec.a = parse_count(text, "N", parts[1], 1, kMaxObjects);
+    spec.b = parse_count(text, "DEGREE", parts[2], 0, kMaxBulkDegree);
   } else {
     bad_form(text);
   }
@@ -106,7 +112,8 @@ GraphSpec::Size GraphSpec::estimate() const {
     case SpecKind::VpArray: return {1024 * 1025, 1024 * 1024};
     case SpecKind::Complete: return {a, a * (a - 1)};
     case SpecKind::Rmat: return {std::uint64_t{1} << a, b << a};
-    case SpecKind::Random: return {a, a * b};
+    case SpecKind::Random:
+    case SpecKind::Bulk: return {a, a * b};
   }
   return {};
 }

@@ -11,6 +11,11 @@
 //   rmat:SCALE[:EF]        R-MAT (a,b,c = 0.57,0.19,0.19), 2^SCALE objects, EF*2^SCALE
 //                          references (default EF 16), ids scrambled, 1/64 of objects rooted
 //   random:N:DEGREE        N objects with DEGREE uniformly random references, 1/64 rooted
+//   bulk:N:DEGREE          N objects of DEGREE (0-16) uniformly random references, each a
+//                          hash of (seed, object, slot), every 64th object rooted; built
+//                          in bulk on every core (HeapSink::new_generated_objects), so
+//                          the same heap for any thread count: the spec for heaps of
+//                          10^8-10^9 objects
 //
 // Parsing never allocates the heap: `estimate()` says how big it will be, so the CLI
 // can refuse impossible sizes before building anything.
@@ -30,12 +35,12 @@ class SpecError : public InputError {
   using InputError::InputError;
 };
 
-enum class SpecKind { Single, List, Lists, Wide, VpList, VpArray, Complete, Rmat, Random };
+enum class SpecKind { Single, List, Lists, Wide, VpList, VpArray, Complete, Rmat, Random, Bulk };
 
 struct GraphSpec {
   SpecKind kind = SpecKind::Single;
   std::uint64_t a = 0;  // N, K, SCALE depending on kind
-  std::uint64_t b = 0;  // N (lists), R (complete), EF (rmat), DEGREE (random)
+  std::uint64_t b = 0;  // N (lists), R (complete), EF (rmat), DEGREE (random, bulk)
   std::string text;     // the spec as written
 
   /// Objects the heap will hold (garbage included) and non-null references it stores.

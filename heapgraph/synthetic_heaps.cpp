@@ -118,6 +118,15 @@ void build_random(HeapSink& sink, std::uint64_t n, std::uint64_t degree, std::ui
   materialize_csr(sink, offsets, targets, seed);
 }
 
+/// Reference `slot` of object i targets object hash(seed, i * degree + slot) mod n.
+void build_bulk(HeapSink& sink, std::uint64_t n, std::uint32_t degree, std::uint64_t seed) {
+  const SinkHandle first = sink.new_generated_objects(n, degree, [n, degree, seed](std::uint64_t i, std::uint32_t slot) {
+    const std::uint64_t hash = mix_hash(seed, i * degree + slot);
+    return static_cast<SinkHandle>((static_cast<unsigned __int128>(hash) * n) >> 64);
+  });
+  for (std::uint64_t v = 0; v < n; v += 64) sink.add_root(first + v);
+}
+
 }  // namespace
 
 void build_synthetic_heap(const GraphSpec& spec, HeapSink& sink, std::uint64_t seed) {
@@ -154,6 +163,9 @@ void build_synthetic_heap(const GraphSpec& spec, HeapSink& sink, std::uint64_t s
       return;
     case SpecKind::Random:
       build_random(sink, spec.a, spec.b, seed);
+      return;
+    case SpecKind::Bulk:
+      build_bulk(sink, spec.a, static_cast<std::uint32_t>(spec.b), seed);
       return;
   }
 }

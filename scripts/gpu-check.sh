@@ -4,7 +4,7 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench sync-bench replay-bench vm-gpu-bench concurrent-bench"
+#   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench sync-bench replay-bench vm-gpu-bench concurrent-bench multi-bench"
 #   TEST_SUITES="test_gc test_gpu_dfs" (instead of the whole ctest: these binaries, all devices)
 #   SANITIZERS="memcheck racecheck synccheck" SANITIZE_SUITES="gc dfs gen conc" (which suites go under the sanitizers)
 #   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
@@ -14,6 +14,7 @@
 #   REPLAY_BENCH_ARGS="heaps/javac.gcvmtrace.gz" (bench/bench_replay_warm.sh's arguments; carry heaps/)
 #   VM_GPU_BENCH_ARGS="--reps=3" (bench/bench_vm_gpu.sh's arguments: guest runs, CPU against GPU collectors)
 #   CONCURRENT_BENCH_ARGS="--reps=1 gcbench:64M:0" (bench/bench_vm_concurrent.sh's: the plans side by side)
+#   MULTI_BENCH_ARGS="--reps=1 rmat:26" (bench/bench_multi_gpu.sh's: one device against cuda:all, NCCL and host)
 #   bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -146,6 +147,13 @@ if has concurrent-bench; then
   bash bench/bench_vm_concurrent.sh --build="$build" --device=cuda ${CONCURRENT_BENCH_ARGS:-} 2>&1 |
     tee "$out/bench_vm_concurrent.log"
   note "bench_vm_concurrent ${CONCURRENT_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
+fi
+
+if has multi-bench; then
+  start=$SECONDS
+  # shellcheck disable=SC2086
+  bash bench/bench_multi_gpu.sh --build="$build" ${MULTI_BENCH_ARGS:-} 2>&1 | tee "$out/bench_multi_gpu.log"
+  note "bench_multi_gpu ${MULTI_BENCH_ARGS:-}" "rc=${PIPESTATUS[0]} ($((SECONDS - start)) s)"
 fi
 
 if has probe && [ -d probe ]; then

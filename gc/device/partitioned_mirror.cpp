@@ -1,8 +1,14 @@
 #include "gc/device/partitioned_mirror.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <exception>
+#include <functional>
+#include <mutex>
 
 #include "gc/device/edge_partition.hpp"
+#include "heapgraph/change_bitmap.hpp"
 #include "gc/util/stopwatch.hpp"
 
 namespace gcvm {
@@ -48,10 +54,45 @@ PartitionedMirror::~PartitionedMirror() = default;
 void PartitionedMirror::cut(const RefGraph& graph) {
   bounds_ = edge_balanced_bounds({graph.degree_data(), graph.vertex_count()}, partitions());
   vertices_at_cut_ = graph.vertex_count();
-  for (unsigned p = 0; p < partitions(); ++p) rebuild(graph, p);
+  for (Part& part : parts_) part.rebuild = true;
+  rebuild_marked(graph);
 }
 
-void PartitionedMirror::rebuild(const RefGraph& graph, unsigned p) {
+std::uint64_t PartitionedMirror::rebuild_marked(const RefGraph& graph) {
+  std::vector<unsigned> marked;
+  for (unsigned p = 0; p < partitions(); ++p)
+    if (parts_[p].rebuild) marked.push_back(p);
+  if (marked.empty()) return 0;
+  if (!pool_) pool_ = std::make_unique<ThreadPool>(0);
+  std::exception_ptr failure;
+  std::mutex failure_lock;
+  auto in_parallel = [&](std::uint64_t tasks, const std::function<void(std::uint64_t)>& task) {
+    pool_->for_each_task(tasks, [&](std::uint64_t t) {
+      try {
+        task(t);
+      } catch (...) {
+        const std::lock_guard<std::mutex> hold(failure_lock);
+        if (!failure) failure = std::current_exception();
+      }
+    });
+    if (failure) std::rethrow_exception(failure);
+  };
+  in_parallel(marked.size(), [&](std::uint64_t t) { start_rebuild(graph, marked[t]); });
+  // The copies, in pieces of whole change-record summary words (no two pieces mark one word).
+  constexpr std::uint64_t kPiece = ChangeBitmap::kIndicesPerChunk * 64;
+  std::vector<RowsPiece> pieces;
+  for (const unsigned p : marked) {
+    for (std::uint64_t from = 0; from < parts_[p].covered; from += kPiece)
+      pieces.push_back({p, true, from, std::min(parts_[p].covered, from + kPiece)});
+    const std::uint64_t vertices = bounds_[p + 1] - bounds_[p];
+    for (std::uint64_t from = 0; from < vertices; from += kPiece)
+      pieces.push_back({p, false, from, std::min(vertices, from + kPiece)});
+  }
+  in_parallel(pieces.size(), [&](std::uint64_t t) { fill_rows(graph, pieces[t]); });
+  return marked.size();
+}
+
+void PartitionedMirror::start_rebuild(const RefGraph& graph, unsigned p) {
   Part& part = parts_[p];
   // Made before the old rows go, so its address differs and its GraphMirror uploads it whole.
   auto rows = std::make_unique<RefGraph>(graph.max_vertices(), graph.max_edges());
@@ -67,10 +108,27 @@ void PartitionedMirror::rebuild(const RefGraph& graph, unsigned p) {
   part.base = end == 0 ? 0 : first;
   part.covered = 0;
   part.rebuild = false;
-  if (end != 0) extend(graph, part, end);
-  for (std::uint32_t v = lo; v < hi; ++v) {
+  if (end == 0) return;
+  const auto slot = part.rows->reserve_edges(end - first);
+  if (!slot || *slot != 0)
+    throw DeviceError(fmt::format("partitioned mirror: partition {}'s host rows cannot hold its window of {} edge slots",
+                                  p, end - first));
+  part.covered = end - first;
+}
+
+void PartitionedMirror::fill_rows(const RefGraph& graph, const RowsPiece& piece) {
+  Part& part = parts_[piece.partition];
+  RefGraph& rows = *part.rows;
+  if (piece.edges) {
+    const ObjectId* edges = graph.edge_data() + part.base;
+    for (std::uint64_t i = piece.from; i < piece.to; ++i) rows.set_edge(i, edges[i]);
+    return;
+  }
+  const std::uint32_t lo = bounds_[piece.partition];
+  for (std::uint64_t local = piece.from; local < piece.to; ++local) {
+    const auto v = static_cast<ObjectId>(lo + local);
     const std::uint32_t degree = graph.degree(v);
-    part.rows->assign_vertex(v - lo, degree == 0 ? 0 : graph.begin(v) - part.base, degree);
+    rows.assign_vertex(static_cast<ObjectId>(local), degree == 0 ? 0 : graph.begin(v) - part.base, degree);
   }
 }
 
@@ -139,11 +197,7 @@ PartitionedSyncStats PartitionedMirror::sync(const RefGraph& graph, GraphChanges
         for (std::uint64_t e = first; e < end; ++e) part.rows->set_edge(e - part.base, edges[e]);
       }
     });
-    for (unsigned p = 0; p < partitions(); ++p)
-      if (parts_[p].rebuild) {
-        rebuild(graph, p);
-        ++stats.rebuilt;
-      }
+    stats.rebuilt = rebuild_marked(graph);
   }
   if (changes != nullptr) {
     changes->clear();

@@ -25,7 +25,10 @@
 //      heap grew by join the last partition;
 //   2. each partition's GraphMirror syncs its rows from the rows' change record.
 // A partition is rebuilt (its rows made anew, its device copy uploaded whole) when an
-// object's edges start below its window. The heap is cut anew, and every partition
+// object's edges start below its window. A rebuild runs on every core: the rows of
+// each partition are made on one thread each, then their window slots and vertices
+// are copied in pieces of whole words of the rows' change record (so that no two
+// threads mark one word; each partition's rows are its own). The heap is cut anew, and every partition
 // rebuilt, on the first sync, when the mirror last synced another graph or has no
 // usable change record, and when the heap has doubled in objects since the last cut.
 #pragma once
@@ -38,6 +41,7 @@
 #include <vector>
 
 #include "gc/device/graph_mirror.hpp"
+#include "gc/util/thread_pool.hpp"
 #include "heapgraph/ref_graph.hpp"
 
 namespace gcvm {
@@ -83,14 +87,29 @@ class PartitionedMirror {
     bool rebuild = false;       // step 1 found an object below the window
   };
 
+  /// A piece of a rebuild's copy: window slots (`edges`) or vertices [from, to) of one
+  /// partition's rows.
+  struct RowsPiece {
+    unsigned partition = 0;
+    bool edges = false;
+    std::uint64_t from = 0;
+    std::uint64_t to = 0;
+  };
+
   void cut(const RefGraph& graph);
-  void rebuild(const RefGraph& graph, unsigned p);
+  /// Makes partition p's rows anew: sized, its window found and reserved, nothing copied.
+  void start_rebuild(const RefGraph& graph, unsigned p);
+  /// Copies one piece of a rebuilt partition's rows from the heap's graph.
+  void fill_rows(const RefGraph& graph, const RowsPiece& piece);
+  /// Rebuilds every partition whose `rebuild` is set, on every core; returns how many.
+  std::uint64_t rebuild_marked(const RefGraph& graph);
   /// Rewrites object v's row in its partition p (step 1).
   void update_object(const RefGraph& graph, unsigned p, ObjectId v);
   /// Makes partition p's window cover heap edge slots up to `end`, copying the new ones.
   bool extend(const RefGraph& graph, Part& part, std::uint64_t end);
 
   std::vector<Part> parts_;
+  std::unique_ptr<ThreadPool> pool_;  // made by the first parallel rebuild
   std::vector<std::uint32_t> bounds_;
   const RefGraph* graph_ = nullptr;
   std::uint64_t generation_ = 0;

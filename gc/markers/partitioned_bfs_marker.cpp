@@ -41,7 +41,6 @@ PartitionedBfsMarker::PartitionedBfsMarker(PartitionedBfsMarkerOptions options) 
   std::vector<int> cuda_devices;
   for (const DeviceSelector& selector : options_.devices) {
     backends_.push_back(open_device(selector));
-    endpoints_.push_back(std::make_unique<BackendEndpoint>(*backends_.back()));
     if (selector.backend == "cuda") cuda_devices.push_back(static_cast<int>(selector.index.value_or(0)));
   }
   const bool all_cuda = cuda_devices.size() == backends_.size();
@@ -62,6 +61,21 @@ PartitionedBfsMarker::PartitionedBfsMarker(PartitionedBfsMarkerOptions options) 
                                                : make_in_process_communicator(ranks);
       break;
   }
+  make_endpoints();
+}
+
+PartitionedBfsMarker::PartitionedBfsMarker(std::vector<std::unique_ptr<DeviceBackend>> backends,
+                                           std::unique_ptr<Communicator> communicator)
+    : backends_(std::move(backends)), communicator_(std::move(communicator)) {
+  if (backends_.empty() || backends_.size() > GCVM_MAX_PARTITIONS || communicator_ == nullptr ||
+      communicator_->ranks() != backends_.size())
+    throw ConfigError(fmt::format("gpu-bfs: {} backends need a communicator of as many ranks (1 to {})",
+                                  backends_.size(), GCVM_MAX_PARTITIONS));
+  make_endpoints();
+}
+
+void PartitionedBfsMarker::make_endpoints() {
+  for (auto& backend : backends_) endpoints_.push_back(std::make_unique<BackendEndpoint>(*backend));
 }
 
 PartitionedBfsMarker::~PartitionedBfsMarker() = default;
@@ -167,7 +181,7 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
   out.reset(request.block_count);
   std::vector<std::uint64_t> words;
   std::vector<std::uint64_t> edges(k);
-  std::uint64_t total_edges = 0, scanned = 0;
+  std::uint64_t total_edges = 0, remote = 0, scanned = 0;
   for (unsigned p = 0; p < k; ++p) {
     const std::uint64_t first_block = bounds[p] / kSlotsPerBlock;
     const std::uint64_t blocks = (std::uint64_t{bounds[p + 1] - bounds[p]} + kSlotsPerBlock - 1) / kSlotsPerBlock;
@@ -177,6 +191,7 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
       out.words()[first_block + b] = words[b];
     edges[p] = std::uint64_t{state[p][GCVM_PART_EDGES_LO]} | (std::uint64_t{state[p][GCVM_PART_EDGES_LO + 1]} << 32);
     total_edges += edges[p];
+    remote += std::uint64_t{state[p][GCVM_PART_REMOTE_LO]} | (std::uint64_t{state[p][GCVM_PART_REMOTE_LO + 1]} << 32);
     scanned += state[p][GCVM_PART_SCANNED];
   }
   const std::uint64_t heap_blocks = (std::uint64_t{bounds.back()} + kSlotsPerBlock - 1) / kSlotsPerBlock;
@@ -199,6 +214,9 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
       {"kernel_gteps", slowest_ms > 0 ? total_edges / (slowest_ms * 1e6) : 0.0},
       {"exchange_rounds", static_cast<double>(rounds)},
       {"exchange_bytes", static_cast<double>(exchanged * sizeof(ObjectId))},
+      {"remote_references", static_cast<double>(remote)},
+      {"exchange_bytes_per_remote_reference",
+       remote > 0 ? static_cast<double>(exchanged * sizeof(ObjectId)) / static_cast<double>(remote) : 0.0},
       {"exchange_ms", exchange_ms},
       {"load_imbalance", mean_edges > 0 ? most_edges / mean_edges : 1.0},
       {"mark_download_ms", download_ms},
@@ -210,6 +228,7 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
     stats.details.emplace_back(fmt::format("device_bytes_p{}", p), static_cast<double>(backends_[p]->device_bytes()));
   }
   stats.mark_ms = clock.elapsed_ms();
+  stats.details.emplace_back("exchange_fraction", stats.mark_ms > 0 ? exchange_ms / stats.mark_ms : 0.0);
   return stats;
 }
 

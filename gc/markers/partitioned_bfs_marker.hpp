@@ -23,9 +23,11 @@
 //
 // Options: `exchange=auto|host|nccl` (auto: NCCL where built and every device is a
 // CUDA device, else host). Statistics (MarkStats details): partitions, exchange
-// rounds, bytes and ms, per-partition kernel ms and references read
-// (`kernel_ms_p<i>`, `edges_p<i>`), their maximum (`kernel_ms`), and load imbalance
-// (the most references one partition read over the mean).
+// rounds, bytes and ms, the references read that point into another partition
+// (`remote_references`) and the bytes exchanged per such reference, the share of the
+// mark's time spent in exchanges (`exchange_fraction`), per-partition kernel ms and
+// references read (`kernel_ms_p<i>`, `edges_p<i>`), their maximum (`kernel_ms`), and
+// load imbalance (the most references one partition read over the mean).
 //
 // Not supported: snapshot marks use Marker's default (a host copy marked by `mark`,
 // whose mirror is then uploaded whole each cycle); no CPU fallback (`--device=auto`
@@ -59,6 +61,11 @@ class PartitionedBfsMarker final : public Marker {
  public:
   /// Opens every device of the list; throws DeviceError when one cannot be used.
   explicit PartitionedBfsMarker(PartitionedBfsMarkerOptions options);
+  /// Marks on `backends` (partition p on backends[p], in order; none may appear
+  /// twice) through `communicator` (of as many ranks). The seam for backends and
+  /// communicators that wrap real ones, such as the tests' fault injection
+  /// (tests/gc/fault_injection.hpp); the options' device list is not used.
+  PartitionedBfsMarker(std::vector<std::unique_ptr<DeviceBackend>> backends, std::unique_ptr<Communicator> communicator);
   ~PartitionedBfsMarker() override;
   std::string_view name() const override { return "gpu-bfs"; }
   MarkerConstraints constraints() const override { return {.needs_device = true}; }
@@ -69,6 +76,7 @@ class PartitionedBfsMarker final : public Marker {
 
  private:
   MarkStats mark_on_devices(const MarkRequest& request, MarkBitmap& out);
+  void make_endpoints();
   /// Partition p's backend, its device made current (CUDA's current device is per
   /// thread, and one thread drives every partition).
   DeviceBackend& on(unsigned p) {

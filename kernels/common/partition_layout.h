@@ -16,7 +16,8 @@
 /* Indices into the u32 partition state. */
 #define GCVM_PART_COUNT 0                             /* count[2]: entries of the two frontier queues */
 #define GCVM_PART_EDGES_LO (GCVM_PART_COUNT + 2)      /* u64 references read, 2 words */
-#define GCVM_PART_SCANNED (GCVM_PART_EDGES_LO + 2)    /* objects scanned */
+#define GCVM_PART_REMOTE_LO (GCVM_PART_EDGES_LO + 2)  /* u64 of them into other partitions, 2 words */
+#define GCVM_PART_SCANNED (GCVM_PART_REMOTE_LO + 2)   /* objects scanned */
 #define GCVM_PART_OVERFLOW (GCVM_PART_SCANNED + 1)    /* a queue or outbox ran out (never expected) */
 #define GCVM_PART_OUT_COUNT (GCVM_PART_OVERFLOW + 1)  /* out_count[GCVM_MAX_PARTITIONS] */
 #define GCVM_PART_STATE_WORDS (GCVM_PART_OUT_COUNT + GCVM_MAX_PARTITIONS)

@@ -65,8 +65,9 @@ GCVM_DEVICE void gcvm_part_enqueue(GCVM_GLOBAL gcvm_u32* queue, GCVM_GLOBAL gcvm
   else GCVM_ATOMIC_OR(state + GCVM_PART_OVERFLOW, 1u);
 }
 
-/* One reference `target` read from an object of partition `self`. */
-GCVM_DEVICE void gcvm_part_visit(gcvm_u32 target, gcvm_u32 self, gcvm_u32 partitions,
+/* One reference `target` read from an object of partition `self`; 1 if it points
+ * into another partition. */
+GCVM_DEVICE gcvm_u32 gcvm_part_visit(gcvm_u32 target, gcvm_u32 self, gcvm_u32 partitions,
                                  GCVM_GLOBAL const gcvm_u32* table, GCVM_GLOBAL gcvm_u32* marks,
                                  GCVM_GLOBAL gcvm_u32* sent, GCVM_GLOBAL gcvm_u32* out_queue,
                                  gcvm_u32 queue_capacity, GCVM_GLOBAL gcvm_u32* outbox, GCVM_GLOBAL gcvm_u32* state,
@@ -75,36 +76,39 @@ GCVM_DEVICE void gcvm_part_visit(gcvm_u32 target, gcvm_u32 self, gcvm_u32 partit
   if (target >= lo && target < table[self + 1]) {
     if (gcvm_part_claim_bit(marks, target - lo))
       gcvm_part_enqueue(out_queue, state + GCVM_PART_COUNT + out_index, queue_capacity, state, target - lo);
-    return;
+    return 0;
   }
-  if (!gcvm_part_claim_bit(sent, target)) return; /* already on its way to its owner */
+  if (!gcvm_part_claim_bit(sent, target)) return 1; /* already on its way to its owner */
   const gcvm_u32 owner = gcvm_part_owner(table, partitions, target);
   GCVM_GLOBAL const gcvm_u32* offsets = table + partitions + 1;
   GCVM_GLOBAL const gcvm_u32* capacities = offsets + partitions;
   const gcvm_u32 slot = GCVM_ATOMIC_ADD(state + GCVM_PART_OUT_COUNT + owner, 1u);
   if (slot < capacities[owner]) outbox[offsets[owner] + slot] = target;
   else GCVM_ATOMIC_OR(state + GCVM_PART_OVERFLOW, 1u);
+  return 1;
 }
 
-/* Claims inbox entries [0, count) into queue `queue_index`; see the header comment. */
 /* References first + k for k = from, from + step, ... below d of an object of
-   partition `self`, each visited; returns how many were not null. */
+   partition `self`, each visited; returns how many were not null, and adds to *remote
+   how many of them point into another partition. */
 GCVM_DEVICE gcvm_u64 gcvm_part_visit_edges(GCVM_GLOBAL const gcvm_u32* edges, gcvm_u64 first, gcvm_u32 from,
                                            gcvm_u32 d, gcvm_u32 step, gcvm_u32 self, gcvm_u32 partitions,
                                            GCVM_GLOBAL const gcvm_u32* table, GCVM_GLOBAL gcvm_u32* marks,
                                            GCVM_GLOBAL gcvm_u32* sent, GCVM_GLOBAL gcvm_u32* out_queue,
                                            gcvm_u32 queue_capacity, GCVM_GLOBAL gcvm_u32* outbox,
-                                           GCVM_GLOBAL gcvm_u32* state, gcvm_u32 out_index) {
+                                           GCVM_GLOBAL gcvm_u32* state, gcvm_u32 out_index, gcvm_u64* remote) {
   gcvm_u64 read = 0;
   for (gcvm_u32 k = from; k < d; k += step) {
     const gcvm_u32 target = edges[first + k];
     if (target == GCVM_NULL_REF) continue;
     ++read;
-    gcvm_part_visit(target, self, partitions, table, marks, sent, out_queue, queue_capacity, outbox, state, out_index);
+    *remote += gcvm_part_visit(target, self, partitions, table, marks, sent, out_queue, queue_capacity, outbox, state,
+                               out_index);
   }
   return read;
 }
 
+/* Claims inbox entries [0, count) into queue `queue_index`; see the header comment. */
 GCVM_DEVICE void gcvm_part_claim(GCVM_GLOBAL const gcvm_u32* inbox, gcvm_u32 count, gcvm_u32 self,
                                  gcvm_u32 partitions, GCVM_GLOBAL const gcvm_u32* table, GCVM_GLOBAL gcvm_u32* marks,
                                  GCVM_GLOBAL gcvm_u32* queue, gcvm_u32 queue_capacity, GCVM_GLOBAL gcvm_u32* state,
@@ -138,6 +142,7 @@ GCVM_DEVICE void gcvm_part_scan(GCVM_GLOBAL const gcvm_u64* begin, GCVM_GLOBAL c
   const gcvm_u32 count = GCVM_VOLATILE_LOAD(state + GCVM_PART_COUNT + in_index);
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   gcvm_u64 read = 0;
+  gcvm_u64 remote = 0;
   gcvm_u32 scanned = 0;
   for (gcvm_u32 base = GCVM_GROUP_ID() * GCVM_GROUP_SIZE; base < count; base += GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE) {
     if (lid == 0) shared->wide_count = 0;
@@ -151,7 +156,7 @@ GCVM_DEVICE void gcvm_part_scan(GCVM_GLOBAL const gcvm_u64* begin, GCVM_GLOBAL c
         shared->wide[GCVM_ATOMIC_ADD(&shared->wide_count, 1u)] = v;
       } else {
         read += gcvm_part_visit_edges(edges, begin[v], 0u, d, 1u, self, partitions, table, marks, sent, out_queue,
-                                      queue_capacity, outbox, state, out_index);
+                                      queue_capacity, outbox, state, out_index, &remote);
       }
     }
     GCVM_BARRIER();
@@ -159,11 +164,12 @@ GCVM_DEVICE void gcvm_part_scan(GCVM_GLOBAL const gcvm_u64* begin, GCVM_GLOBAL c
     for (gcvm_u32 w = 0; w < wide_count; ++w) {
       const gcvm_u32 v = shared->wide[w];
       read += gcvm_part_visit_edges(edges, begin[v], lid, degree[v], GCVM_GROUP_SIZE, self, partitions, table, marks,
-                                    sent, out_queue, queue_capacity, outbox, state, out_index);
+                                    sent, out_queue, queue_capacity, outbox, state, out_index, &remote);
     }
     GCVM_BARRIER();
   }
   if (read != 0) GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_PART_EDGES_LO), read);
+  if (remote != 0) GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_PART_REMOTE_LO), remote);
   if (scanned != 0) GCVM_ATOMIC_ADD(state + GCVM_PART_SCANNED, scanned);
 }
 

@@ -13,6 +13,7 @@
 #include "gc/plans/collector.hpp"
 #include "heap_fixtures.hpp"
 #include "heap_mutator.hpp"
+#include "heapgraph/change_bitmap.hpp"
 
 using namespace gcvm;
 
@@ -45,6 +46,35 @@ void check_same_as_serial(const MarkRequest& request, Marker& marker) {
   CHECK(actual == expected);
   CHECK(got.marked_objects == want.marked_objects);
   CHECK(got.edges_traversed == want.edges_traversed);
+}
+
+/// `partitions` backends on `device`, for a PartitionedMirror of its own.
+struct MirrorBackends {
+  MirrorBackends(const std::string& device, unsigned partitions) {
+    for (unsigned p = 0; p < partitions; ++p) {
+      owned.push_back(open_device(parse_device_selector(device)));
+      pointers.push_back(owned.back().get());
+    }
+  }
+  std::vector<std::unique_ptr<DeviceBackend>> owned;
+  std::vector<DeviceBackend*> pointers;
+};
+
+/// Every partition's rows equal the heap's rows of its objects (invariant 5, host side).
+void check_rows(const PartitionedMirror& mirror, const RefGraph& graph) {
+  const auto bounds = mirror.bounds();
+  REQUIRE(bounds.back() == graph.vertex_count());
+  for (unsigned p = 0; p < mirror.partitions(); ++p) {
+    const RefGraph& rows = mirror.rows(p);
+    for (std::uint32_t v = bounds[p]; v < bounds[p + 1]; ++v) {
+      const std::uint32_t degree = graph.degree(v);
+      REQUIRE(rows.degree(v - bounds[p]) == degree);
+      if (degree == 0) continue;
+      const auto local = rows.out_edges(v - bounds[p]);
+      const auto global = graph.out_edges(v);
+      REQUIRE(std::equal(local.begin(), local.end(), global.begin(), global.end()));
+    }
+  }
 }
 
 }  // namespace
@@ -126,7 +156,16 @@ TEST_CASE("partitioned mark edge cases: empty partitions, all roots in one, a ch
       if (marker->partitions() > 1) {
         CHECK(stats.detail("exchange_rounds").value_or(0) >= 2000);  // one crossing per round at most
         CHECK(stats.detail("exchange_bytes").value_or(0) > 0);
+        // Every link of the chain crosses; each id is sent at most once per sender.
+        const double remote = stats.detail("remote_references").value_or(0);
+        CHECK(remote >= 2 * 1999);
+        CHECK(stats.detail("exchange_bytes").value_or(0) <= 4 * remote);
+        CHECK(stats.detail("exchange_bytes_per_remote_reference").value_or(0) <= 4.0);
+      } else {
+        CHECK(stats.detail("remote_references") == 0.0);
       }
+      CHECK(stats.detail("exchange_fraction").value_or(-1) >= 0.0);
+      CHECK(stats.detail("exchange_fraction").value_or(2) <= 1.0);
       CHECK(stats.detail("load_imbalance").value_or(0) >= 1.0);
     }
     // Premarked: the right region is mature; the chain stops at its first crossing.
@@ -168,30 +207,29 @@ TEST_CASE("the partitioned mirror's rows equal the heap's after every sync") {
     auto built = test::build("random:6000:3");
     Heap& heap = *built.heap;
     test::RandomMutator mutator(heap, 7, 16);
-    std::vector<std::unique_ptr<DeviceBackend>> backends;
-    std::vector<DeviceBackend*> pointers;
-    for (int p = 0; p < 3; ++p) {
-      backends.push_back(open_device(parse_device_selector(device)));
-      pointers.push_back(backends.back().get());
-    }
-    PartitionedMirror mirror(pointers);
+    MirrorBackends backends(device, 3);
+    PartitionedMirror mirror(backends.pointers);
     for (int cycle = 0; cycle < 5; ++cycle) {
-      const RefGraph& graph = heap.graph();
-      mirror.sync(graph, &heap.graph().changes());
-      const auto bounds = mirror.bounds();
-      REQUIRE(bounds.back() == graph.vertex_count());
-      for (unsigned p = 0; p < mirror.partitions(); ++p) {
-        const RefGraph& rows = mirror.rows(p);
-        for (std::uint32_t v = bounds[p]; v < bounds[p + 1]; ++v) {
-          const std::uint32_t degree = graph.degree(v);
-          REQUIRE(rows.degree(v - bounds[p]) == degree);
-          if (degree == 0) continue;
-          const auto local = rows.out_edges(v - bounds[p]);
-          const auto global = graph.out_edges(v);
-          REQUIRE(std::equal(local.begin(), local.end(), global.begin(), global.end()));
-        }
-      }
+      mirror.sync(heap.graph(), &heap.graph().changes());
+      check_rows(mirror, heap.graph());
       mutator.run(2000);
     }
+  }
+}
+
+TEST_CASE("a cut of partitions holding many change-record words of rows is copied in parallel pieces, exactly") {
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    auto built = test::build("bulk:200000:8");  // 800 000 window slots per partition: 4 pieces each
+    MirrorBackends backends(device, 2);
+    PartitionedMirror mirror(backends.pointers);
+    const PartitionedSyncStats stats = mirror.sync(built.heap->graph(), &built.heap->graph().changes());
+    CHECK(stats.cut);
+    CHECK(stats.rebuilt == 2);
+    check_rows(mirror, built.heap->graph());
+    for (unsigned p = 0; p < 2; ++p) CHECK(mirror.edges_covered(p) > 2 * ChangeBitmap::kIndicesPerChunk * 64);
+    PartitionedBfsMarkerOptions options = PartitionedBfsMarkerOptions::parse({}, device_list(device, 2));
+    PartitionedBfsMarker marker(std::move(options));
+    check_same_as_serial({built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()}, marker);
   }
 }

@@ -78,9 +78,19 @@ TEST_CASE("gcvm mark with a device list: the serial marker's counts, the exchang
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["marked_objects"] == serial["marked_objects"]);
   CHECK(j["edges_traversed"] == serial["edges_traversed"]);
-  for (const char* key : {"partitions", "exchange_rounds", "exchange_bytes", "load_imbalance", "kernel_ms_p2", "sync_bytes"})
+  for (const char* key : {"partitions", "exchange_rounds", "exchange_bytes", "load_imbalance", "kernel_ms_p2", "sync_bytes",
+                          "remote_references", "exchange_bytes_per_remote_reference", "exchange_fraction"})
     CHECK(j["mark_details"].contains(key));
   CHECK(j["mark_details"]["partitions"] == 3);
+  CHECK(j["mark_details"]["remote_references"] > 0);
+  // The bulk spec, built on every core, marks alike on the list and on the CPU.
+  const auto bulk_serial = nlohmann::json::parse(run_gcvm("mark --graph=bulk:30000:3 --stats=json").out);
+  const auto bulk = run_gcvm("mark --graph=bulk:30000:3 --gc=gpu-bfs --device=opencl:0,0 --verify --stats=json");
+  REQUIRE(bulk.exit_code == 0);
+  const auto b = nlohmann::json::parse(bulk.out);
+  CHECK(b["marked_objects"] == bulk_serial["marked_objects"]);
+  CHECK(b["edges_traversed"] == bulk_serial["edges_traversed"]);
+  CHECK(b["collections"][0]["mark_digest"] == bulk_serial["collections"][0]["mark_digest"]);
   CHECK(j["collections"][1]["mark_details"]["sync_bytes"] == 0);  // nothing changed: nothing uploaded
   for (const char* bad : {"--device=opencl:0,", "--device=opencl:0,0 --gc-opt queue=async",
                           "--device=opencl:0,0 --gc-opt exchange=nccl"}) {
