@@ -9,8 +9,9 @@
 // Between pauses a MirrorRefresher (gc/device/mirror_refresher.hpp) keeps the mirror
 // current from the graph the last pause marked, unless the marker's `refresh=off`:
 // every `mark` and `snapshot` stops it before the mirror is used, and `after_pause`
-// resumes it. What it sent since the last pause is reported with the mark's
-// statistics (sync_refresh_*); a device error it met is handled as the mark's own.
+// resumes it. What it sent since the last pause is reported with a stop-the-world
+// mark's statistics (sync_refresh_*; a snapshot mark does not report it); a device
+// error it met is handled as the mark's own.
 #pragma once
 
 #include <functional>
