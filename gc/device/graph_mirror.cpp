@@ -36,6 +36,26 @@ std::vector<std::pair<std::string, double>> MirrorSyncStats::details() const {
   };
 }
 
+MirrorSyncStats& MirrorSyncStats::operator+=(const MirrorSyncStats& other) {
+  full = full || other.full;
+  changed_bytes += other.changed_bytes;
+  bytes += other.bytes;
+  direct_bytes += other.direct_bytes;
+  direct_ranges += other.direct_ranges;
+  patch_bytes += other.patch_bytes;
+  edge_pairs += other.edge_pairs;
+  vertex_records += other.vertex_records;
+  patch_runs += other.patch_runs;
+  threads = std::max(threads, other.threads);
+  pinned_bytes += other.pinned_bytes;
+  plan_ms += other.plan_ms;
+  patch_buffer_ms += other.patch_buffer_ms;
+  fill_ms += other.fill_ms;
+  pack_ms += other.pack_ms;
+  ms += other.ms;
+  return *this;
+}
+
 MirrorRefreshStats& MirrorRefreshStats::operator+=(const MirrorRefreshStats& other) {
   passes += other.passes;
   bytes += other.bytes;
@@ -88,26 +108,7 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   if (full) plan_mirror_upload(graph, plan);
   stats.plan_ms = pack_clock.elapsed_ms();
   backend_.reserve_graph(vertex_count, edge_count, full ? 0 : vertices_, full ? 0 : edges_);
-  // The patch buffer first (getting it waits for the device's queue), then the direct
-  // runs, so that they cross the link while the patch is packed.
-  std::byte* buffer = nullptr;
-  if (plan.patch_bytes != 0) {
-    const Stopwatch buffer_clock;
-    buffer = backend_.patch_buffer(plan.patch_bytes).data();
-    stats.patch_buffer_ms = buffer_clock.elapsed_ms();
-  }
-  backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), plan.direct[static_cast<int>(MirrorArray::Begin)]);
-  backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), plan.direct[static_cast<int>(MirrorArray::Degree)]);
-  backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), plan.direct[static_cast<int>(MirrorArray::Edges)]);
-  if (plan.patch_bytes != 0) {
-    const Stopwatch fill_clock;
-    fill_mirror_patch(graph, plan, buffer, pool);
-    stats.fill_ms = fill_clock.elapsed_ms();
-    backend_.apply_patch(plan.layout);
-    stats.vertex_records = plan.layout.record_count;
-    for (const MirrorPatchLayout::Runs& runs : plan.layout.runs) stats.patch_runs += runs.count;
-    for (const MirrorPatchLayout::Pairs& pairs : plan.layout.edge_pairs) stats.edge_pairs += pairs.count;
-  }
+  send(graph, plan, pool, GraphAccess::Exclusive, stats);
   stats.pack_ms = pack_clock.elapsed_ms();
   backend_.finish_sync();
   if (changes != nullptr) {
@@ -129,6 +130,30 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   return stats;
 }
 
+void GraphMirror::send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool* pool, GraphAccess access,
+                       MirrorSyncStats& stats) {
+  // The patch buffer first (getting it waits for the device's queue), then the direct
+  // runs, so that they cross the link while the patch is packed.
+  std::byte* buffer = nullptr;
+  if (plan.patch_bytes != 0) {
+    const Stopwatch buffer_clock;
+    buffer = backend_.patch_buffer(plan.patch_bytes).data();
+    stats.patch_buffer_ms = buffer_clock.elapsed_ms();
+  }
+  backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), plan.direct[static_cast<int>(MirrorArray::Begin)]);
+  backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), plan.direct[static_cast<int>(MirrorArray::Degree)]);
+  backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), plan.direct[static_cast<int>(MirrorArray::Edges)]);
+  if (plan.patch_bytes != 0) {
+    const Stopwatch fill_clock;
+    fill_mirror_patch(graph, plan, buffer, pool, access);
+    stats.fill_ms = fill_clock.elapsed_ms();
+    backend_.apply_patch(plan.layout);
+    stats.vertex_records = plan.layout.record_count;
+    for (const MirrorPatchLayout::Runs& runs : plan.layout.runs) stats.patch_runs += runs.count;
+    for (const MirrorPatchLayout::Pairs& pairs : plan.layout.edge_pairs) stats.edge_pairs += pairs.count;
+  }
+}
+
 MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& changes, const std::atomic<bool>& stop) {
   MirrorRefreshStats stats;
   if (graph_ != &graph || &changes != &graph.changes() || changes.generation() != generation_) return stats;
@@ -142,14 +167,8 @@ MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& cha
     return stats;
   }
   try {
-    std::byte* buffer = plan.patch_bytes != 0 ? backend_.patch_buffer(plan.patch_bytes).data() : nullptr;
-    backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), plan.direct[static_cast<int>(MirrorArray::Begin)]);
-    backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), plan.direct[static_cast<int>(MirrorArray::Degree)]);
-    backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), plan.direct[static_cast<int>(MirrorArray::Edges)]);
-    if (buffer != nullptr) {
-      fill_mirror_patch(graph, plan, buffer, nullptr, GraphAccess::SharedWithMutator);
-      backend_.apply_patch(plan.layout);
-    }
+    MirrorSyncStats sent;
+    send(graph, plan, nullptr, GraphAccess::SharedWithMutator, sent);
     backend_.finish_sync();
   } catch (...) {
     graph_ = nullptr;

@@ -67,6 +67,9 @@ struct MirrorSyncStats {
   double pack_ms = 0;               // all of the above and issuing the copies
   double ms = 0;                    // the whole sync
 
+  /// Adds another device's sync of the same collection (a partitioned mirror): counts
+  /// and times summed, `full` if either was, the most threads of either.
+  MirrorSyncStats& operator+=(const MirrorSyncStats& other);
   /// The figures as MarkStats::details entries (sync_*), in report order.
   std::vector<std::pair<std::string, double>> details() const;
 };
@@ -112,6 +115,11 @@ class GraphMirror {
   std::uint64_t edges() const { return edges_; }
 
  private:
+  /// Enqueues what `plan` sends (the direct runs, the patch filled and applied), without
+  /// waiting for it; records the patch's figures and timings in `stats`.
+  void send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool* pool, GraphAccess access,
+            MirrorSyncStats& stats);
+
   DeviceBackend& backend_;
   std::unique_ptr<ThreadPool> pool_;  // created by the first sync that needs it
   MirrorPlan plan_;                   // of the last sync, kept for its vectors' capacity

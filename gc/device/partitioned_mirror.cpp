@@ -15,23 +15,7 @@ namespace gcvm {
 
 std::vector<std::pair<std::string, double>> PartitionedSyncStats::details() const {
   MirrorSyncStats sum;
-  for (const MirrorSyncStats& p : partitions) {
-    sum.full = sum.full || p.full;
-    sum.changed_bytes += p.changed_bytes;
-    sum.bytes += p.bytes;
-    sum.direct_bytes += p.direct_bytes;
-    sum.direct_ranges += p.direct_ranges;
-    sum.patch_bytes += p.patch_bytes;
-    sum.edge_pairs += p.edge_pairs;
-    sum.vertex_records += p.vertex_records;
-    sum.patch_runs += p.patch_runs;
-    sum.threads = std::max(sum.threads, p.threads);
-    sum.pinned_bytes += p.pinned_bytes;
-    sum.plan_ms += p.plan_ms;
-    sum.patch_buffer_ms += p.patch_buffer_ms;
-    sum.fill_ms += p.fill_ms;
-    sum.pack_ms += p.pack_ms;
-  }
+  for (const MirrorSyncStats& p : partitions) sum += p;
   sum.ms = ms;
   auto details = sum.details();
   details.insert(details.end(), {{"sync_rows_ms", rows_ms},
