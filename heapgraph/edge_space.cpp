@@ -4,6 +4,25 @@
 
 namespace gcvm {
 
+namespace {
+
+/// Fewer ranges than this are released on the calling thread: counting them on a
+/// pool would cost more than pushing them.
+constexpr std::uint64_t kParallelReleaseMinRanges = 16384;
+
+/// How many ranges of each class one batch holds: (class index, count) for the classes
+/// it touches, in the order it first touches them.
+using ClassCounts = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
+
+/// Per-class scratch of the thread that counts or places a batch: all zero between
+/// batches (a batch resets the entries it touched).
+std::vector<std::uint64_t>& class_scratch() {
+  thread_local std::vector<std::uint64_t> scratch(EdgeSpace::kClassCount, 0);
+  return scratch;
+}
+
+}  // namespace
+
 std::uint64_t EdgeSpace::size_class(std::uint64_t count) {
   if (count <= kExactLimit) return count;
   const int top = 63 - std::countl_zero(count);  // count >= 2^top
@@ -11,10 +30,20 @@ std::uint64_t EdgeSpace::size_class(std::uint64_t count) {
   return (count + quarter - 1) / quarter * quarter;
 }
 
+std::size_t EdgeSpace::class_index(std::uint64_t count) {
+  const std::uint64_t size = size_class(count);
+  if (size <= kExactLimit) return size;
+  // A rounded size is q quarters of 2^top, the highest power of two in it, q in [4, 7]
+  // (a count rounded up to 2^(top + 1) is 4 quarters of the next power).
+  const int top = 63 - std::countl_zero(size);
+  const std::uint64_t quarters = size >> (top - 2);
+  return kExactLimit + 1 + static_cast<std::size_t>(top - 12) * 4 + static_cast<std::size_t>(quarters - 4);
+}
+
 std::optional<EdgeIndex> EdgeSpace::allocate(std::uint64_t count) {
   if (count == 0) return EdgeIndex{0};
   const std::uint64_t size = size_class(count);
-  if (std::vector<EdgeIndex>& free = free_list(size); !free.empty()) {
+  if (std::vector<EdgeIndex>& free = free_[class_index(count)]; !free.empty()) {
     const EdgeIndex base = free.back();
     free.pop_back();
     in_use_ += size;
@@ -29,9 +58,56 @@ std::optional<EdgeIndex> EdgeSpace::allocate(std::uint64_t count) {
 
 void EdgeSpace::release(EdgeIndex base, std::uint64_t count) {
   if (count == 0) return;
-  const std::uint64_t size = size_class(count);
-  in_use_ -= size;
-  free_list(size).push_back(base);
+  in_use_ -= size_class(count);
+  free_[class_index(count)].push_back(base);
+}
+
+void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> batches, const ForEachIndex& for_each) {
+  std::uint64_t ranges = 0;
+  for (const auto batch : batches) ranges += batch.size();
+  if (ranges < kParallelReleaseMinRanges) {
+    for (const auto batch : batches)
+      for (const EdgeRange& r : batch) release(r.base, r.count);
+    return;
+  }
+  // Count: each batch's ranges per class, and the slots they free.
+  std::vector<ClassCounts> counts(batches.size());
+  std::vector<std::uint64_t> freed(batches.size(), 0);
+  for_each(batches.size(), [&](std::uint64_t b) {
+    std::vector<std::uint64_t>& per_class = class_scratch();
+    ClassCounts& touched = counts[b];
+    for (const EdgeRange& r : batches[b]) {
+      if (r.count == 0) continue;
+      const std::size_t c = class_index(r.count);
+      if (per_class[c]++ == 0) touched.emplace_back(static_cast<std::uint32_t>(c), 0);
+      freed[b] += size_class(r.count);
+    }
+    for (auto& [c, n] : touched) {
+      n = per_class[c];
+      per_class[c] = 0;
+    }
+  });
+  // Place: batch b's ranges of class c go after those of the batches before it; each
+  // count becomes that batch's first position in its class's list.
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    for (auto& [c, n] : counts[b]) {
+      std::vector<EdgeIndex>& list = free_[c];
+      const std::uint64_t first = list.size();
+      list.resize(first + n);
+      n = first;
+    }
+    in_use_ -= freed[b];
+  }
+  for_each(batches.size(), [&](std::uint64_t b) {
+    std::vector<std::uint64_t>& cursor = class_scratch();
+    for (const auto& [c, first] : counts[b]) cursor[c] = first;
+    for (const EdgeRange& r : batches[b]) {
+      if (r.count == 0) continue;
+      const std::size_t c = class_index(r.count);
+      free_[c][cursor[c]++] = r.base;
+    }
+    for (const auto& [c, first] : counts[b]) cursor[c] = 0;
+  });
 }
 
 }  // namespace gcvm

@@ -3,37 +3,64 @@
 // Only offsets are managed here; the storage is RefGraph's. A range is reserved when
 // a block of a fixed shape (capacity * reference fields) or an array (its length) is
 // allocated, and released when the block or array is freed. Freed ranges are kept in
-// free lists by size class and reused first, so a steady-state heap keeps a steady
-// edge array. Sizes up to kExactLimit are their own class (block reservations come in
-// few distinct sizes); larger sizes are rounded up to four classes per power of two,
-// wasting at most 25% on large arrays in exchange for reuse across nearby lengths.
-// The exact classes' free lists are indexed by size, so that allocating and releasing
-// a small range (a block's, or a small array's: a sweep releases millions) costs no
-// hash lookup; the rounded classes live in a map.
+// free lists by size class and reused first (last freed, first reused), so a
+// steady-state heap keeps a steady edge array. Sizes up to kExactLimit are their own
+// class (block reservations come in few distinct sizes); larger sizes are rounded up
+// to four classes per power of two, wasting at most 25% on large arrays in exchange
+// for reuse across nearby lengths. Every class has a dense index (class_index), and the
+// free lists are a vector indexed by it: allocating and releasing a range (a sweep
+// releases millions) costs no lookup, and releases into distinct classes touch
+// distinct lists.
+//
+// Releasing in order on many threads (`release_in_order`): a sweep frees ranges block
+// by block, and the free lists' order decides which ranges later allocations get. A
+// parallel sweep records its ranges in batches (one per run of blocks); releasing the
+// batches counts, on every thread, how many ranges of each class every batch holds,
+// then places each batch's ranges at its own offsets in the lists, again on every
+// thread. The lists end exactly as releasing the batches one by one, in order, leaves
+// them, whatever the threads and their timing.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
-#include <unordered_map>
+#include <span>
 #include <vector>
 
 namespace gcvm {
 
 using EdgeIndex = std::uint64_t;
 
+struct EdgeRange {
+  EdgeIndex base = 0;
+  std::uint64_t count = 0;  // as passed to `allocate`
+};
+
 class EdgeSpace {
  public:
   static constexpr std::uint64_t kExactLimit = 4096;
+  /// Size classes in all: the exact ones (0 to kExactLimit), then four per power of two.
+  static constexpr std::size_t kClassCount = kExactLimit + 1 + 4 * 64;
 
-  explicit EdgeSpace(std::uint64_t max_edges) : max_edges_(max_edges), free_exact_(kExactLimit + 1) {}
+  /// Calls body(i) once for every i in [0, count), possibly on several threads at once,
+  /// and returns when every call has returned (a thread pool's for-each).
+  using ForEachIndex = std::function<void(std::uint64_t count, const std::function<void(std::uint64_t)>& body)>;
+
+  explicit EdgeSpace(std::uint64_t max_edges) : max_edges_(max_edges), free_(kClassCount) {}
 
   /// Rounds a request up to its size class (what `allocate` really reserves).
   static std::uint64_t size_class(std::uint64_t count);
+  /// The dense index of the class of `count`, below kClassCount.
+  static std::size_t class_index(std::uint64_t count);
 
   /// A range of at least `count` slots; nullopt if the edge space is exhausted.
   std::optional<EdgeIndex> allocate(std::uint64_t count);
   /// Returns a range obtained from `allocate(count)` with the same count.
   void release(EdgeIndex base, std::uint64_t count);
+  /// Releases every range of `batches`, leaving the free lists exactly as `release` of
+  /// each range would, batch after batch and in order within a batch; the work runs on
+  /// the threads of `for_each` when there is enough of it.
+  void release_in_order(std::span<const std::span<const EdgeRange>> batches, const ForEachIndex& for_each);
 
   /// One past the highest slot ever handed out: the edge array must be this long.
   std::uint64_t high_water() const { return high_water_; }
@@ -42,16 +69,10 @@ class EdgeSpace {
   std::uint64_t max_edges() const { return max_edges_; }
 
  private:
-  /// The free list of size class `size`.
-  std::vector<EdgeIndex>& free_list(std::uint64_t size) {
-    return size <= kExactLimit ? free_exact_[size] : free_rounded_[size];
-  }
-
   std::uint64_t max_edges_;
   std::uint64_t high_water_ = 0;
   std::uint64_t in_use_ = 0;
-  std::vector<std::vector<EdgeIndex>> free_exact_;                         // by size, up to kExactLimit
-  std::unordered_map<std::uint64_t, std::vector<EdgeIndex>> free_rounded_;  // by rounded size
+  std::vector<std::vector<EdgeIndex>> free_;  // by class_index
 };
 
 }  // namespace gcvm

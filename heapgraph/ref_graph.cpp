@@ -10,7 +10,9 @@ RefGraph::RefGraph(std::uint64_t max_vertices, std::uint64_t max_edges)
 
 bool RefGraph::grow_vertices(std::uint64_t count) {
   if (count <= begin_.size()) return true;
-  return begin_.grow_to(count) && degree_.grow_to(count) && changes_.vertices.resize(count);
+  if (!(begin_.grow_to(count) && degree_.grow_to(count) && changes_.vertices.resize(count))) return false;
+  published_vertices_.store(count, std::memory_order_release);  // fresh vertices: zero, as committed
+  return true;
 }
 
 std::optional<EdgeIndex> RefGraph::reserve_edges(std::uint64_t count) {
@@ -24,10 +26,12 @@ std::optional<EdgeIndex> RefGraph::reserve_edges(std::uint64_t count) {
   // A range reused from the free lists holds its last owner's references: nulling
   // them is a change. A fresh range (from the old high-water mark up) is growth, which
   // a consumer copies whole (graph_changes.hpp): no bits.
-  if (*base >= old_high_water)
+  if (*base >= old_high_water) {
     std::fill_n(edges_.data() + *base, count, kNullRef);
-  else
+    published_edges_.store(edge_space_.high_water(), std::memory_order_release);
+  } else {
     set_null(*base, *base + count);
+  }
   return base;
 }
 
@@ -56,6 +60,8 @@ bool RefGraph::copy_from(const RefGraph& source, const GraphChanges* changes, st
   }
   copy_vertices(held_vertices, vertices);
   copy_edges(held_edges, edges);
+  published_vertices_.store(begin_.size(), std::memory_order_release);
+  published_edges_.store(edge_space_.high_water(), std::memory_order_release);
   return true;
 }
 

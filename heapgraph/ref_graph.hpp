@@ -14,6 +14,12 @@
 //   (DESIGN.md invariant 5). Writes compare first: storing the value a slot already
 //   holds marks nothing. Vertices and edges past the old length (growth) are marked
 //   only where a later write changes them; a consumer knows its own length.
+// - `published_vertex_count()` and `published_edge_count()` never exceed the sizes and
+//   are raised (release) only after the entries below them hold their initial values:
+//   a thread that reads them (acquire) while the mutator goes on growing the graph may
+//   copy every entry below them, and each entry the mutator writes after that marks its
+//   change bit as above. That is how a mirror's background refresh sends growth
+//   (gc/device/mirror_refresher.hpp).
 //
 // Memory: 8 bytes (begin) + 4 bytes (degree) per vertex slot and 4 bytes per edge
 // slot (docs/memory-layout.md), plus one change bit per vertex and per edge slot.
@@ -51,6 +57,12 @@ class RefGraph {
   /// Reserves `count` edge slots, all null. nullopt when the edge space is exhausted.
   std::optional<EdgeIndex> reserve_edges(std::uint64_t count);
   void release_edges(EdgeIndex base, std::uint64_t count);
+  /// Releases batches of ranges as `release_edges` would one by one, in order
+  /// (EdgeSpace::release_in_order).
+  void release_edges_in_order(std::span<const std::span<const EdgeRange>> batches,
+                              const EdgeSpace::ForEachIndex& for_each) {
+    edge_space_.release_in_order(batches, for_each);
+  }
   /// Points vertex v at its edge range.
   void assign_vertex(ObjectId v, EdgeIndex begin, std::uint32_t degree) {
     if (begin_[v] == begin && degree_[v] == degree) return;
@@ -76,6 +88,9 @@ class RefGraph {
   /// Length of the edge array (every slot ever reserved, live or not).
   std::uint64_t edge_count() const { return edge_space_.high_water(); }
   std::uint64_t edges_reserved() const { return edge_space_.in_use(); }
+  /// The sizes as published to concurrent readers (see the invariants above).
+  std::uint64_t published_vertex_count() const { return published_vertices_.load(std::memory_order_acquire); }
+  std::uint64_t published_edge_count() const { return published_edges_.load(std::memory_order_acquire); }
   /// The limits given to the constructor (the address space reserved).
   std::uint64_t max_vertices() const { return begin_.max_size(); }
   std::uint64_t max_edges() const { return edge_space_.max_edges(); }
@@ -135,6 +150,8 @@ class RefGraph {
   mutable VirtualArray<ObjectId> edges_;
   EdgeSpace edge_space_;
   GraphChanges changes_;
+  std::atomic<std::uint64_t> published_vertices_{0};
+  std::atomic<std::uint64_t> published_edges_{0};
 };
 
 }  // namespace gcvm

@@ -51,6 +51,14 @@ void DeviceSession::after_pause() {
   if (refresher_ && changes_ != nullptr && changes_ == &graph_->changes()) refresher_->resume(*graph_, *changes_);
 }
 
+void DeviceSession::watch(const RefGraph& graph, GraphChanges* changes) {
+  if (!backend_ || !refresher_ || graph_ != nullptr || changes != &graph.changes()) return;
+  graph.pin_with(backend_->host_pinner());
+  graph_ = &graph;
+  changes_ = changes;
+  refresher_->resume(graph, *changes);
+}
+
 void DeviceSession::fall_back(const std::string& why, std::string_view when) {
   fmt::print(stderr, "gcvm: warning: {}: {}; marking on the CPU (serial){}{}\n", marker_, why, when.empty() ? "" : " ",
              when);

@@ -9,7 +9,9 @@
 // Between pauses a MirrorRefresher (gc/device/mirror_refresher.hpp) keeps the mirror
 // current from the graph the last pause marked, unless the marker's `refresh=off`:
 // every `mark` and `snapshot` stops it before the mirror is used, and `after_pause`
-// resumes it. What it sent since the last pause is reported with a stop-the-world
+// resumes it. `watch` starts it before the first pause, on the graph the plan names:
+// its first pass copies the graph whole, so the first pause syncs only what changed
+// since. What it sent since the last pause is reported with a stop-the-world
 // mark's statistics (sync_refresh_*; a snapshot mark does not report it); a device
 // error it met is handled as the mark's own.
 #pragma once
@@ -48,6 +50,9 @@ class DeviceSession {
   /// Outside the pause: lets the backend grow what it keeps out of pauses, then resumes
   /// refreshing the mirror.
   void after_pause();
+  /// Before the first pause (Marker::watch): page-locks `graph` for the device and
+  /// starts refreshing the mirror from it, unless a pause came first or refresh is off.
+  void watch(const RefGraph& graph, GraphChanges* changes);
 
   /// The device in use, or null on the CPU.
   const DeviceInfo* device() const { return backend_ ? &backend_->info() : nullptr; }

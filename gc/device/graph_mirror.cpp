@@ -156,24 +156,40 @@ void GraphMirror::send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool
 
 MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& changes, const std::atomic<bool>& stop) {
   MirrorRefreshStats stats;
-  if (graph_ != &graph || &changes != &graph.changes() || changes.generation() != generation_) return stats;
+  const bool adopting = graph_ == nullptr;
+  if (&changes != &graph.changes() || (!adopting && (graph_ != &graph || changes.generation() != generation_)))
+    return stats;
   const Stopwatch clock;
+  // Published sizes first: everything below them is initialised, and every later
+  // write to it marks its bit (ref_graph.hpp).
+  const std::uint64_t vertex_count = std::max(graph.published_vertex_count(), vertices_);
+  const std::uint64_t edge_count = std::max(graph.published_edge_count(), edges_);
   MirrorPlan& plan = refresh_plan_;
   plan_mirror_refresh(changes, vertices_, edges_, plan);
-  if (plan.changed_bytes == 0) return stats;
+  if (plan.changed_bytes == 0 && vertex_count == vertices_ && edge_count == edges_) return stats;
   if (stop.load(std::memory_order_acquire)) {
     restore_mirror_plan(plan, changes);
     stats.given_up = 1;
     return stats;
   }
+  // The growth is sent even when a pause begins meanwhile: the pause waits for it.
+  add_mirror_growth(changes, {vertices_, vertex_count}, {edges_, edge_count}, plan);
   try {
+    backend_.reserve_graph(vertex_count, edge_count, vertices_, edges_);
     MirrorSyncStats sent;
     send(graph, plan, nullptr, GraphAccess::SharedWithMutator, sent);
     backend_.finish_sync();
   } catch (...) {
     graph_ = nullptr;
+    vertices_ = edges_ = 0;
     throw;
   }
+  if (adopting) {
+    graph_ = &graph;
+    generation_ = changes.generation();
+  }
+  vertices_ = vertex_count;
+  edges_ = edge_count;
   stats.passes = 1;
   stats.bytes = plan.direct_bytes + plan.patch_bytes;
   stats.changed_bytes = plan.changed_bytes;

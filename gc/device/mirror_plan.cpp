@@ -246,6 +246,29 @@ void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uin
   });
 }
 
+void add_mirror_growth(GraphChanges& changes, ElementRange vertices, ElementRange edges, MirrorPlan& plan) {
+  auto grow = [&](ChangeBitmap& bits, ElementRange grown, std::initializer_list<MirrorArray> arrays,
+                  std::uint64_t entry_bytes) {
+    if (length(grown) == 0) return;
+    // Taking starts at a chunk boundary (ChangeBitmap::take_runs); the bits of the
+    // growth's first partial chunk stay, and the next refresh or sync sends them again.
+    const std::uint64_t chunk = ChangeBitmap::kIndicesPerChunk;
+    if (const std::uint64_t aligned = (grown.begin + chunk - 1) / chunk * chunk; aligned < grown.end)
+      bits.take_runs(aligned, grown.end, [](std::uint64_t, std::uint64_t) {});
+    for (const MirrorArray array : arrays) {
+      std::vector<ElementRange>& direct = plan.direct[static_cast<int>(array)];
+      if (!direct.empty() && direct.back().end == grown.begin)
+        direct.back().end = grown.end;
+      else
+        direct.push_back(grown);
+    }
+    plan.changed_bytes += length(grown) * entry_bytes;
+    plan.direct_bytes += length(grown) * entry_bytes;
+  };
+  grow(changes.vertices, vertices, {MirrorArray::Begin, MirrorArray::Degree}, kVertexBytes);
+  grow(changes.edges, edges, {MirrorArray::Edges}, kEdgeBytes);
+}
+
 void restore_mirror_plan(const MirrorPlan& plan, GraphChanges& changes) {
   auto mark = [](ChangeBitmap& bits, const std::vector<ElementRange>& ranges) {
     for (ElementRange r : ranges)

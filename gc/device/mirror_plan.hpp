@@ -99,6 +99,12 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
 /// [0, vertices) and [0, edges), entries the device already holds, taken from `changes`
 /// (ChangeBitmap::take_runs) while the mutator may go on marking; on this thread.
 void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan);
+/// Adds to a refresh's `plan` what the graph grew by beyond the entries the device
+/// holds, `vertices` and `edges` (from what the device holds to what the graph has
+/// published, RefGraph::published_vertex_count), as direct ranges: their change bits
+/// are taken from the first chunk boundary in them on (the values go whole); the device
+/// arrays must be reserved for them.
+void add_mirror_growth(GraphChanges& changes, ElementRange vertices, ElementRange edges, MirrorPlan& plan);
 /// Marks again in `changes` everything `plan` would have sent: a refresh given up
 /// before it sent its plan leaves the change record as if it had never run.
 void restore_mirror_plan(const MirrorPlan& plan, GraphChanges& changes);

@@ -3,21 +3,24 @@
 // when: here).
 //
 // A thread of its own. Between two pauses it wakes every kInterval and refreshes the
-// mirror: it takes the change bits of the entries the device already holds (those
-// below the graph's sizes at the last pause; what the graph grows by later is sent
-// by the next pause's sync, by DMA at the link's speed) and sends their current
-// values. Correctness does not depend on it: every change the mutator makes after a
-// refresh took its bit marks the bit again (heapgraph/change_bitmap.hpp), so the
-// pause's sync still sends it, and a value torn by a concurrent store is overwritten
-// then. The pause's sync is what makes the mirror exact; refreshes only move work out
-// of the pause.
+// mirror: it takes the change bits of the entries the device already holds and sends
+// their current values, and sends what the graph grew by since, up to the sizes the
+// graph has published (RefGraph::published_vertex_count: everything below them is
+// initialised), growing the device arrays first. A mirror that holds nothing yet
+// (the plan started the refresher before its first pause, Marker::watch) adopts the
+// graph: its first pass takes every change bit and copies the graph whole.
+// Correctness does not depend on it: every change the mutator makes after a refresh
+// took its bit marks the bit again (heapgraph/change_bitmap.hpp), so the pause's sync
+// still sends it, and a value torn by a concurrent store is overwritten then. The
+// pause's sync is what makes the mirror exact; refreshes only move work out of the
+// pause.
 //
 // States: idle (no graph, or a pause is on) → refreshing (after `resume`, in a pause
 // or by a concurrent mark's thread once its mark is done) → idle again by `stop`,
 // which the device marker calls at the start of every pause before it touches the
 // mirror. `stop` waits for a pass in flight; a pass that has not sent anything yet
 // gives up instead (its bits are marked again), so the pause waits at most for one
-// pass's upload. A device error on the thread ends refreshing; `stop` rethrows it, so
+// pass's upload (a pass that found growth sends it even then). A device error on the thread ends refreshing; `stop` rethrows it, so
 // the marker handles it as any device error of its own.
 //
 // Thread-safety: `resume` and `stop` may be called from any thread, never at once.

@@ -148,7 +148,7 @@ ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {
 void Heap::release_array(ObjectId array, SweepDebt& debt) {
   const ShapeId shape = shape_of(array);
   const std::uint64_t length = array_length(array);
-  if (shape == ShapeTable::kRefArray) debt.edge_ranges.emplace_back(graph_.begin(array), length);
+  if (shape == ShapeTable::kRefArray) debt.edge_ranges.push_back({graph_.begin(array), length});
   if (void* storage = reinterpret_cast<void*>(load_scalar(array, kArrayStorageField))) debt.storage.push_back(storage);
   debt.array_bytes += length * element_bytes(shape);
 }
@@ -166,19 +166,30 @@ std::uint32_t Heap::sweep_block(std::uint32_t block, std::uint64_t mark_word, Sw
     ++debt.emptied_blocks;
     const ShapeLayout& layout = shapes_.layout(shape);
     if (layout.shape.ref_fields > 0)
-      debt.edge_ranges.emplace_back(block_edge_base_[block], std::uint64_t{layout.capacity} * layout.shape.ref_fields);
+      debt.edge_ranges.push_back({block_edge_base_[block], std::uint64_t{layout.capacity} * layout.shape.ref_fields});
   }
   return static_cast<std::uint32_t>(std::popcount(swept.freed_slots));
 }
 
-void Heap::settle_sweep(SweepDebt& debt) {
-  for (const auto& [base, count] : debt.edge_ranges) graph_.release_edges(base, count);
-  releaser_.release(debt.storage);
-  array_bytes_ -= debt.array_bytes;
-  blocks_.count_emptied_blocks(debt.emptied_blocks);
-  debt.edge_ranges.clear();
-  debt.array_bytes = 0;
-  debt.emptied_blocks = 0;
+void Heap::settle_sweep(std::span<SweepDebt> debts, ThreadPool* pool) {
+  std::vector<std::span<const EdgeRange>> ranges;
+  ranges.reserve(debts.size());
+  for (const SweepDebt& debt : debts) ranges.emplace_back(debt.edge_ranges);
+  graph_.release_edges_in_order(ranges, [pool](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
+    if (pool != nullptr) {
+      pool->for_each_task(count, body);
+    } else {
+      for (std::uint64_t i = 0; i < count; ++i) body(i);
+    }
+  });
+  for (SweepDebt& debt : debts) {
+    releaser_.release(debt.storage);
+    array_bytes_ -= debt.array_bytes;
+    blocks_.count_emptied_blocks(debt.emptied_blocks);
+    debt.edge_ranges.clear();
+    debt.array_bytes = 0;
+    debt.emptied_blocks = 0;
+  }
 }
 
 namespace {

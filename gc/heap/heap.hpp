@@ -43,6 +43,7 @@
 #include "gc/heap/mark_bitmap.hpp"
 #include "gc/heap/shape.hpp"
 #include "gc/heap/storage_releaser.hpp"
+#include "gc/util/thread_pool.hpp"
 #include "heapgraph/ref_graph.hpp"
 
 namespace gcvm {
@@ -144,11 +145,13 @@ class Heap {
   std::string verify_graph() const;
   /// What block sweeps leave for `settle_sweep`: the CSR edge ranges to release, in
   /// the order they were found, the array bytes freed and the blocks emptied. The edge
-  /// space is one free-list structure, so releasing is serial; recording it lets block
-  /// sweeps run in parallel and still release in exactly the serial sweep's order, and
-  /// the shared counters change once per debt, not once per block.
-  struct SweepDebt {
-    std::vector<std::pair<EdgeIndex, std::uint64_t>> edge_ranges;
+  /// space's free lists and the heap's counters are shared, so block sweeps record
+  /// these instead of releasing them; settling the debts of a parallel sweep in run
+  /// order then leaves exactly what the serial sweep leaves, and the shared counters
+  /// change once per debt, not once per block. A debt has cache lines of its own: the
+  /// parallel sweep's tasks fill theirs side by side.
+  struct alignas(64) SweepDebt {
+    std::vector<EdgeRange> edge_ranges;
     std::vector<void*> storage;  // of the arrays freed, for the storage releaser
     std::uint64_t array_bytes = 0;
     std::uint32_t emptied_blocks = 0;
@@ -160,10 +163,14 @@ class Heap {
   /// distinct blocks (block-state bitmaps change atomically; freed array storage is
   /// only recorded); nothing else may run on the heap meanwhile.
   std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt);
-  /// Releases what `debt` records (single-threaded, after the block sweeps) and empties
-  /// it; freed array storage goes to the storage releaser (storage_releaser.hpp), which
-  /// returns it to malloc after the pause.
-  void settle_sweep(SweepDebt& debt);
+  /// Releases what `debts` record, as if one after another in order, and empties them:
+  /// edge ranges on the threads of `pool` when there are many
+  /// (EdgeSpace::release_in_order), then the freed arrays' storage to the storage
+  /// releaser (storage_releaser.hpp), which returns it to malloc after the pause. The
+  /// storage goes last so that the releaser's frees do not compete with the edge
+  /// ranges' release for the memory system. After the block sweeps, on one thread.
+  void settle_sweep(std::span<SweepDebt> debts, ThreadPool* pool = nullptr);
+  void settle_sweep(SweepDebt& debt) { settle_sweep(std::span<SweepDebt>(&debt, 1)); }
   /// Waits until the storage of every array swept so far is back with malloc.
   void drain_released_storage() { releaser_.drain(); }
   /// Called once after a sweep: allocation restarts from the lowest active blocks.

@@ -56,24 +56,24 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks) {
 
 SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
   return sweep_with(heap, [&](SweepStats& stats) {
-    struct alignas(64) Task {  // one cache line or more each: tasks run side by side
-      Heap::SweepDebt debt;
+    struct alignas(64) Counts {  // a cache line each: tasks run side by side
       SweepStats counts;
     };
     const std::uint32_t blocks = heap.blocks().high_water();
     const std::uint32_t task_count = (blocks + kBlocksPerSweepTask - 1) / kBlocksPerSweepTask;
-    std::vector<Task> tasks(task_count);
+    std::vector<Heap::SweepDebt> debts(task_count);
+    std::vector<Counts> counts(task_count);
     pool.for_each_task(task_count, [&](std::uint64_t t) {
       const auto first = static_cast<std::uint32_t>(t * kBlocksPerSweepTask);
       const std::uint32_t last = t + 1 == task_count ? blocks : first + kBlocksPerSweepTask;
-      sweep_blocks(heap, marks, first, last, tasks[t].debt, tasks[t].counts);
+      sweep_blocks(heap, marks, first, last, debts[t], counts[t].counts);
     });
     const Stopwatch settle_clock;
-    for (Task& task : tasks) {
-      stats.objects_before += task.counts.objects_before;
-      stats.freed_objects += task.counts.freed_objects;
-      heap.settle_sweep(task.debt);
+    for (const Counts& c : counts) {
+      stats.objects_before += c.counts.objects_before;
+      stats.freed_objects += c.counts.freed_objects;
     }
+    heap.settle_sweep(debts, &pool);
     stats.settle_ms = settle_clock.elapsed_ms();
   });
 }

@@ -7,13 +7,15 @@
 // kBlocksPerSweepTask blocks, which the threads of a ThreadPool claim from one atomic
 // counter (dynamic balance: a run of full blocks costs more than a run of free ones).
 // Per block the work is Heap::sweep_block, which changes the block-state bitmaps with
-// their atomic operations. What must stay serial or would be contended, releasing CSR
-// edge ranges into the edge space's free lists, handing the freed arrays' storage to
-// the heap's storage releaser (which returns it to malloc after the pause,
-// gc/heap/storage_releaser.hpp) and counting the emptied blocks, is recorded per run (Heap::SweepDebt) and settled after the
-// parallel phase in run order, i.e. in block order, exactly as the serial sweep
-// releases them. Each run's counts stay in registers and each run's record has its
-// own cache lines: runs that threads sweep side by side share no written line. So the heap after a parallel
+// their atomic operations. What the runs share, the edge space's free lists, the
+// heap's storage releaser (which returns freed arrays' storage to malloc after the
+// pause, gc/heap/storage_releaser.hpp) and the count of emptied blocks, is recorded
+// per run (Heap::SweepDebt) and settled after the parallel phase as if run after run,
+// i.e. in block order, exactly as the serial sweep releases them: the edge ranges on
+// the pool too (EdgeSpace::release_in_order places each run's ranges at their own
+// offsets in the free lists), the storage and the counters on one thread. Each run's
+// counts stay in registers and each run's record has its own cache lines: runs that
+// threads sweep side by side share no written line. So the heap after a parallel
 // sweep is identical to the one the serial sweep leaves (allocation words, block
 // states and every hierarchical bitmap, edge-space free lists, array bytes, cursors),
 // and later allocations return the same ids.
@@ -32,7 +34,7 @@ struct SweepStats {
   std::uint64_t freed_objects = 0;
   std::uint64_t blocks_freed = 0;
   double sweep_ms = 0;
-  double settle_ms = 0;  // of it, the serial settling of the block sweeps' debts
+  double settle_ms = 0;  // of it, settling the block sweeps' debts
 };
 
 /// Blocks one parallel sweep task covers (one claim of the shared counter).

@@ -107,6 +107,7 @@ class GpuDfsMarker final : public Marker {
   /// The device in use, or null after falling back to the CPU.
   const DeviceInfo* device() const { return session_.device(); }
   void after_pause() override { session_.after_pause(); }
+  void watch(const RefGraph& graph, GraphChanges* changes) override { session_.watch(graph, changes); }
 
  private:
   /// What the pause's part of a mark leaves for the rest.

@@ -100,6 +100,12 @@ class Marker {
   /// mark is done, on the marking thread): work the marker keeps out of pauses, such as
   /// a device marker's growing its page-locked buffers. Default: nothing.
   virtual void after_pause() {}
+  /// Called once by a plan bound to a heap, on the mutator's thread, before the first
+  /// pause: `graph` is the graph every later request names and `changes` its change
+  /// record. A device marker starts copying the graph to its device in the background
+  /// (the mirror's refresher), so that the first pause finds it mostly there. Default:
+  /// nothing.
+  virtual void watch(const RefGraph& /*graph*/, GraphChanges* /*changes*/) {}
   /// In the pause: a snapshot of request.graph and request.roots (request.premarked
   /// must be empty), to be marked by the returned SnapshotMark after the pause. At most
   /// one snapshot mark of a marker exists at a time, and `mark` is not called while it

@@ -68,6 +68,7 @@ const char* pause_kind_name(PauseKind kind) {
 Collector::Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify)
     : heap_(heap), marker_(std::move(marker)), verify_(verify) {
   if (verify_) reference_ = std::make_unique<SerialMarker>();
+  marker_->watch(heap_.graph(), &heap_.graph().changes());
 }
 
 Collector::~Collector() = default;

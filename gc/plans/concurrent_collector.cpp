@@ -12,6 +12,7 @@ ConcurrentCollector::ConcurrentCollector(Heap& heap, std::unique_ptr<Marker> mar
     : heap_(heap), marker_(std::move(marker)), verify_(verify) {
   if (heap_.generations() != nullptr) throw std::logic_error("the concurrent plan keeps no generations");
   if (verify_) reference_ = std::make_unique<SerialMarker>();
+  marker_->watch(heap_.graph(), &heap_.graph().changes());
   thread_ = std::thread([this] { marking_thread(); });
 }
 

@@ -132,3 +132,33 @@ TEST_CASE("a sync planned and packed on many threads brings a copy of the graph 
     CHECK(copy.equals(graph));
   }
 }
+
+TEST_CASE("growth added to a refresh takes the growth's change bits and leaves those below it") {
+  RefGraph graph;
+  const std::uint64_t chunk = ChangeBitmap::kIndicesPerChunk;
+  const std::uint64_t held = 3 * chunk + 100, grown_to = 6 * chunk + 7;  // growth starts mid-chunk
+  REQUIRE(graph.grow_vertices(grown_to));
+  REQUIRE(graph.reserve_edges(grown_to));
+  GraphChanges& changes = graph.changes();
+  changes.clear();
+  for (const std::uint64_t i : {held - 1, held - 50, held, held + 1, 4 * chunk, 5 * chunk + 3, grown_to - 1}) {
+    changes.vertices.mark(i);
+    changes.edges.mark(i);
+  }
+  MirrorPlan plan;
+  plan_mirror_refresh(changes, held, held, plan);  // takes the held entries' bits
+  CHECK(changes.vertices.count(held) == 0);
+  for (const std::uint64_t i : {held - 1, held - 50}) {  // the mutator stores again meanwhile
+    changes.vertices.mark(i);
+    changes.edges.mark(i);
+  }
+  add_mirror_growth(changes, {held, grown_to}, {held, grown_to}, plan);
+  for (ChangeBitmap* bits : {&changes.vertices, &changes.edges}) {
+    CHECK(bits->count(held) == 2);       // held entries' new changes stay for the next pass
+    CHECK(bits->count(4 * chunk) == 4);  // and so do the bits of the growth's partial first chunk
+    CHECK(bits->count(grown_to) == 4);   // whole chunks of growth were taken
+  }
+  CHECK(plan.direct[static_cast<int>(MirrorArray::Edges)].back().end == grown_to);
+  CHECK(plan.direct[static_cast<int>(MirrorArray::Begin)].back().begin <= held);
+  CHECK(plan.changed_bytes >= (grown_to - held) * (MirrorPlan::kVertexBytes + MirrorPlan::kEdgeBytes));
+}
