@@ -121,7 +121,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   } catch (const DeviceError& e) {
     if (!fallback_.enabled(false)) throw;
     fallback_.warn(marker_->name(), what(), e.what());
-    stats.device_error = e.what();
+    stats.device_error = "the mark of " + stats.collector + ": " + e.what();
     marker_ = fallback_.cpu_marker();
     stats.collector = std::string(marker_->name());
     stats.mark = marker_->mark(request, marks_);

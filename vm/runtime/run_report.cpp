@@ -152,40 +152,53 @@ std::string sync_log_part(const MarkStats& mark) {
 
 namespace {
 
-std::string concurrent_log_line(const CollectionStats& s) {
+/// A cycle's pauses: "initial 0.906 + final 0.134".
+std::string pauses_text(const CollectionStats& s) {
   std::string pauses;
   for (const PauseRecord& p : s.pauses)
     pauses += fmt::format("{}{} {:.3f}", pauses.empty() ? "" : " + ", pause_kind_name(p.kind), p.ms);
+  return pauses;
+}
+
+/// The previous cycle's lazy sweep, when it swept anything.
+std::string previous_lazy_sweep_part(const CollectionStats& s) {
+  return s.previous_lazy_sweep.blocks > 0 ? ", lazy sweep of the last cycle " + lazy_sweep_text(s.previous_lazy_sweep)
+                                          : std::string();
+}
+
+std::string verify_part(const CollectionStats& s) {
+  return s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string();
+}
+
+std::optional<double> snapshot_detail(const CollectionStats& s, std::string_view key) {
+  for (const auto& [name, value] : s.snapshot_details)
+    if (name == key) return value;
+  return std::nullopt;
+}
+
+std::string concurrent_log_line(const CollectionStats& s) {
   std::string snapshot;
-  if (const auto copy = std::find_if(s.snapshot_details.begin(), s.snapshot_details.end(),
-                                     [](const auto& d) { return d.first == "copy_ms"; });
-      copy != s.snapshot_details.end())
-    snapshot = fmt::format(", snapshot copy {:.3f} ms", copy->second);
+  if (const auto copy = snapshot_detail(s, "copy_ms")) snapshot = fmt::format(", snapshot copy {:.3f} ms", *copy);
+  if (const auto refreshed = snapshot_detail(s, "sync_refresh_bytes"); refreshed && *refreshed > 0)
+    snapshot += fmt::format(", refresh sent {} in {:.0f} passes since the last mark", bytes_text(*refreshed),
+                            snapshot_detail(s, "sync_refresh_passes").value_or(0));
   return fmt::format(
       "[gc {} concurrent] {}: {}->{}, marked {}, doomed {}, {} edges, pauses {:.3f} ms ({}), concurrent mark {:.3f} ms, "
       "cycle {:.3f} ms{}{}{}{}{}\n",
       s.index, s.reason, mib(s.heap_before_bytes), mib(s.heap_after_bytes), s.mark.marked_objects, s.sweep.freed_objects,
-      s.mark.edges_traversed, s.pause_ms, pauses, s.concurrent_mark_ms, s.cycle_ms,
+      s.mark.edges_traversed, s.pause_ms, pauses_text(s), s.concurrent_mark_ms, s.cycle_ms,
       s.stall_ms > 0 ? fmt::format(", STALL {:.3f} ms (the mutator waited for the mark)", s.stall_ms) : std::string(),
-      snapshot,
-      s.previous_lazy_sweep.blocks > 0 ? ", lazy sweep of the last cycle " + lazy_sweep_text(s.previous_lazy_sweep)
-                                       : std::string(),
-      sync_log_part(s.mark), s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string());
+      snapshot, previous_lazy_sweep_part(s), sync_log_part(s.mark), verify_part(s));
 }
 
 /// A cycle abandoned after a device error and the stop-the-world collection that replaced it.
 std::string fallback_log_line(const CollectionStats& s) {
-  std::string pauses;
-  for (const PauseRecord& p : s.pauses)
-    pauses += fmt::format("{}{} {:.3f}", pauses.empty() ? "" : " + ", pause_kind_name(p.kind), p.ms);
   return fmt::format(
       "[gc {} fallback] {}: DEVICE ERROR in {}; cycle abandoned, collected stop-the-world by {}: {}->{}, marked {}, "
       "freed {}, {} edges, pauses {:.3f} ms ({}), cycle {:.3f} ms{}{}\n",
       s.index, s.reason, s.device_error, s.collector, mib(s.heap_before_bytes), mib(s.heap_after_bytes),
-      s.mark.marked_objects, s.sweep.freed_objects, s.mark.edges_traversed, s.pause_ms, pauses, s.cycle_ms,
-      s.previous_lazy_sweep.blocks > 0 ? ", lazy sweep of the last cycle " + lazy_sweep_text(s.previous_lazy_sweep)
-                                       : std::string(),
-      s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string());
+      s.mark.marked_objects, s.sweep.freed_objects, s.mark.edges_traversed, s.pause_ms, pauses_text(s), s.cycle_ms,
+      previous_lazy_sweep_part(s), verify_part(s));
 }
 
 }  // namespace
@@ -210,7 +223,7 @@ std::string gc_log_line(const CollectionStats& s) {
                      s.device_fallback()
                          ? fmt::format(", DEVICE ERROR in {}; marked on the CPU by {}", s.device_error, s.collector)
                          : std::string(),
-                     s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string());
+                     verify_part(s));
 }
 
 std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& collections) {
