@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <utility>
 
 namespace gcvm {
 
@@ -22,6 +23,15 @@ DeviceSession::DeviceSession(std::string_view marker, const DeviceSelector& sele
       return;
     }
   }
+  attach(refresh);
+}
+
+DeviceSession::DeviceSession(std::string_view marker, std::unique_ptr<DeviceBackend> backend, bool refresh)
+    : marker_(marker), automatic_(false), backend_(std::move(backend)) {
+  attach(refresh);
+}
+
+void DeviceSession::attach(bool refresh) {
   mirror_ = std::make_unique<GraphMirror>(*backend_);
   if (refresh) refresher_ = std::make_unique<MirrorRefresher>(*backend_, *mirror_);
 }
@@ -38,6 +48,11 @@ DeviceSession::~DeviceSession() {
 
 void DeviceSession::stop_refresh() {
   if (refresher_) refreshed_ += refresher_->stop();
+}
+
+std::vector<std::pair<std::string, double>> DeviceSession::take_refreshed() {
+  if (!refresher_) return {};
+  return std::exchange(refreshed_, {}).details();
 }
 
 void DeviceSession::note_graph(const MarkRequest& request) {
@@ -73,10 +88,7 @@ MarkStats DeviceSession::mark(const MarkRequest& request, MarkBitmap& out, const
     stop_refresh();
     note_graph(request);
     MarkStats stats = on_device(*backend_, *mirror_);
-    if (refresher_) {
-      for (auto& detail : refreshed_.details()) stats.details.push_back(std::move(detail));
-      refreshed_ = {};
-    }
+    for (auto& detail : take_refreshed()) stats.details.push_back(std::move(detail));
     return stats;
   } catch (const DeviceError& e) {
     out.reset(0);
@@ -92,9 +104,9 @@ std::unique_ptr<SnapshotMark> DeviceSession::snapshot(Marker& marker, const Mark
   try {
     stop_refresh();
     note_graph(request);
-    refreshed_ = {};
     auto mark = on_device(*backend_, *mirror_);
     backend_->finish_sync();
+    for (auto& detail : take_refreshed()) mark->pause_details.push_back(std::move(detail));
     return mark;
   } catch (const DeviceError& e) {
     if (!automatic_) throw;

@@ -11,15 +11,20 @@
 // every `mark` and `snapshot` stops it before the mirror is used, and `after_pause`
 // resumes it. `watch` starts it before the first pause, on the graph the plan names:
 // its first pass copies the graph whole, so the first pause syncs only what changed
-// since. What it sent since the last pause is reported with a stop-the-world
-// mark's statistics (sync_refresh_*; a snapshot mark does not report it); a device
-// error it met is handled as the mark's own.
+// since. What it sent since the last pause is reported with the next pause's
+// figures (sync_refresh_*): a stop-the-world mark's statistics, or a snapshot's pause
+// details (a concurrent cycle's snapshot_details). A snapshot stops it before the sync
+// and the marking thread resumes it only once the mark is done (Marker::after_pause),
+// so those figures are what it sent between the end of the last mark and this
+// snapshot; a device error it met is handled as the mark's own.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gc/device/device_backend.hpp"
 #include "gc/device/device_registry.hpp"
@@ -35,6 +40,9 @@ class DeviceSession {
   /// Opens the selected device for marker `marker` (its name in messages); throws
   /// DeviceError for a named device that cannot be used.
   DeviceSession(std::string_view marker, const DeviceSelector& selector, bool refresh = true);
+  /// On `backend`, already open (a device that fails is always a MarkError: there is
+  /// no `auto` here). The seam through which tests hand a marker a wrapped backend.
+  DeviceSession(std::string_view marker, std::unique_ptr<DeviceBackend> backend, bool refresh = true);
   ~DeviceSession();
 
   using DeviceMark = std::function<MarkStats(DeviceBackend&, GraphMirror&)>;
@@ -63,6 +71,11 @@ class DeviceSession {
   void stop_refresh();
   /// Remembers the graph a pause used, for the refresher.
   void note_graph(const MarkRequest& request);
+  /// The mirror and, unless refresh=off, its refresher on the open backend.
+  void attach(bool refresh);
+  /// What the refresher sent since the last pause reported it, as details (nothing with
+  /// refresh=off); zeroes it.
+  std::vector<std::pair<std::string, double>> take_refreshed();
 
   std::string marker_;
   bool automatic_;

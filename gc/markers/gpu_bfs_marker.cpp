@@ -76,6 +76,9 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
 GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options)
     : options_(std::move(options)), session_("gpu-bfs", options_.device, options_.refresh) {}
 
+GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options, std::unique_ptr<DeviceBackend> backend)
+    : options_(std::move(options)), session_("gpu-bfs", std::move(backend), options_.refresh) {}
+
 bool GpuBfsMarker::use_async() {
   const std::uint64_t collection = collections_++;
   switch (options_.queue) {

@@ -76,6 +76,9 @@ struct GpuBfsMarkerOptions {
 class GpuBfsMarker final : public Marker {
  public:
   explicit GpuBfsMarker(GpuBfsMarkerOptions options);
+  /// On `backend`, already open (options.device is not used): the seam for tests that
+  /// wrap a backend (tests/gc/fault_injection.hpp).
+  GpuBfsMarker(GpuBfsMarkerOptions options, std::unique_ptr<DeviceBackend> backend);
   std::string_view name() const override { return "gpu-bfs"; }
   MarkerConstraints constraints() const override { return {.needs_device = true}; }
   MarkStats mark(const MarkRequest& request, MarkBitmap& out) override;

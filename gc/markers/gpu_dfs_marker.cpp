@@ -87,6 +87,9 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
 GpuDfsMarker::GpuDfsMarker(GpuDfsMarkerOptions options)
     : options_(std::move(options)), session_("gpu-dfs", options_.device, options_.refresh) {}
 
+GpuDfsMarker::GpuDfsMarker(GpuDfsMarkerOptions options, std::unique_ptr<DeviceBackend> backend)
+    : options_(std::move(options)), session_("gpu-dfs", std::move(backend), options_.refresh) {}
+
 MarkStats GpuDfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {
     const Stopwatch clock;

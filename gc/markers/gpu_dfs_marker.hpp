@@ -96,6 +96,9 @@ struct GpuDfsMarkerOptions {
 class GpuDfsMarker final : public Marker {
  public:
   explicit GpuDfsMarker(GpuDfsMarkerOptions options);
+  /// On `backend`, already open (options.device is not used): the seam for tests that
+  /// wrap a backend (tests/gc/fault_injection.hpp).
+  GpuDfsMarker(GpuDfsMarkerOptions options, std::unique_ptr<DeviceBackend> backend);
   std::string_view name() const override { return "gpu-dfs"; }
   MarkerConstraints constraints() const override { return {.needs_device = true}; }
   MarkStats mark(const MarkRequest& request, MarkBitmap& out) override;

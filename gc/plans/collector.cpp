@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "gc/device/device_backend.hpp"
 #include "gc/markers/mark_checker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "gc/util/stopwatch.hpp"
@@ -51,6 +52,7 @@ const char* kind_name(CollectionKind kind) {
   switch (kind) {
     case CollectionKind::Young: return "young";
     case CollectionKind::Concurrent: return "concurrent";
+    case CollectionKind::Fallback: return "fallback";
     case CollectionKind::Full: break;
   }
   return "full";
@@ -60,13 +62,14 @@ const char* pause_kind_name(PauseKind kind) {
   switch (kind) {
     case PauseKind::Stall: return "stall";
     case PauseKind::Final: return "final";
+    case PauseKind::Fallback: return "fallback";
     case PauseKind::Initial: break;
   }
   return "initial";
 }
 
-Collector::Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify)
-    : heap_(heap), marker_(std::move(marker)), verify_(verify) {
+Collector::Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify, DeviceFallback fallback)
+    : heap_(heap), marker_(std::move(marker)), verify_(verify), fallback_(fallback) {
   if (verify_) reference_ = std::make_unique<SerialMarker>();
   marker_->watch(heap_.graph(), &heap_.graph().changes());
 }
@@ -79,7 +82,8 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   Generations* generations = heap_.generations();
   if (kind == CollectionKind::Young && generations == nullptr)
     throw std::logic_error("a young collection needs a generational heap");
-  if (kind == CollectionKind::Concurrent) throw std::logic_error("a concurrent cycle is ConcurrentCollector's");
+  if (kind == CollectionKind::Concurrent || kind == CollectionKind::Fallback)
+    throw std::logic_error("a concurrent cycle is ConcurrentCollector's");
   heap_.finish_lazy_sweep();
   CollectionStats stats;
   stats.start_ms = process_ms() - pause.elapsed_ms();
@@ -113,7 +117,16 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.remembered_roots = young_roots_.size() - roots.size();
   }
   const MarkRequest request{heap_.graph(), mark_roots, heap_.blocks().high_water(), &heap_.graph().changes(), premarked};
-  stats.mark = marker_->mark(request, marks_);
+  try {
+    stats.mark = marker_->mark(request, marks_);
+  } catch (const DeviceError& e) {
+    if (!fallback_.enabled(false)) throw;
+    fallback_.warn(marker_->name(), what(), e.what());
+    stats.device_error = "the mark of " + stats.collector + ": " + e.what();
+    marker_ = fallback_.cpu_marker();
+    stats.collector = std::string(marker_->name());
+    stats.mark = marker_->mark(request, marks_);
+  }
 
   if (verify_) {
     const Stopwatch check;

@@ -17,6 +17,12 @@
 // from the roots finds nothing the young marks would free. Every collection of a
 // generational heap ends with Generations::after_collection (ageing, promotion,
 // remembered set). Which kind, and when, is the plan's policy (generational_policy.hpp).
+//
+// A device error in the mark (gc/plans/device_fallback.hpp): with device-error=fail,
+// the default here, the DeviceError propagates and nothing is swept; with
+// device-error=cpu the collection marks the same request again with the parallel CPU
+// marker, which marks every later collection too, and reports the error
+// (CollectionStats::device_error).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +37,7 @@
 #include "gc/heap/lazy_sweep.hpp"
 #include "gc/markers/marker.hpp"
 #include "gc/heap/sweep.hpp"
+#include "gc/plans/device_fallback.hpp"
 
 namespace gcvm {
 
@@ -40,17 +47,20 @@ class VerifyError : public std::runtime_error {
 };
 
 /// Full and young collections stop the world for their whole length; a concurrent
-/// cycle (gc/plans/concurrent_collector.hpp) marks a snapshot while the mutator runs.
-enum class CollectionKind { Full, Young, Concurrent };
+/// cycle (gc/plans/concurrent_collector.hpp) marks a snapshot while the mutator runs;
+/// a fallback is a concurrent cycle whose device failed, abandoned and replaced by a
+/// stop-the-world collection on the CPU (gc/plans/device_fallback.hpp).
+enum class CollectionKind { Full, Young, Concurrent, Fallback };
 
-/// "full", "young" or "concurrent".
+/// "full", "young", "concurrent" or "fallback".
 const char* kind_name(CollectionKind kind);
 
 /// The pauses of a concurrent cycle: the initial pause (the snapshot), a stall (the
 /// mutator waited for the mark: the heap was full, or a collection was asked for) and
-/// the final pause (the result applied).
-enum class PauseKind { Initial, Stall, Final };
-/// "initial", "stall" or "final".
+/// the final pause (the result applied); a fallback's last pause is the stop-the-world
+/// collection that replaced the final pause.
+enum class PauseKind { Initial, Stall, Final, Fallback };
+/// "initial", "stall", "final" or "fallback".
 const char* pause_kind_name(PauseKind kind);
 
 struct PauseRecord {
@@ -91,6 +101,10 @@ struct CollectionStats {
   double stall_ms = 0;
   LazySweepTotals previous_lazy_sweep;
   std::vector<std::pair<std::string, double>> snapshot_details;  // the initial pause's copy or sync
+  /// Not empty: the device failed in this collection (the error's text), and the CPU
+  /// marker marked instead (gc/plans/device_fallback.hpp).
+  std::string device_error;
+  bool device_fallback() const { return !device_error.empty(); }
 };
 
 /// The graph step every collection starts with: (rebuild mode) rebuilds the CSR, timed
@@ -105,13 +119,14 @@ void check_mark(const MarkRequest& request, const BlockAllocator& blocks, const 
 
 class Collector {
  public:
-  Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify);
+  Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify, DeviceFallback fallback = {});
   ~Collector();
 
   /// One collection from exactly `roots`. A young collection needs a generational heap.
   CollectionStats collect(std::span<const ObjectId> roots, std::string reason,
                           CollectionKind kind = CollectionKind::Full);
   const Marker& marker() const { return *marker_; }
+  Marker& marker() { return *marker_; }
   /// The bitmap of the last collection (valid until the next one).
   const MarkBitmap& last_marks() const { return marks_; }
 
@@ -120,6 +135,7 @@ class Collector {
   std::unique_ptr<Marker> marker_;
   std::unique_ptr<Marker> reference_;  // serial marker for --verify
   bool verify_;
+  DeviceFallback fallback_;
   MarkBitmap marks_;
   MarkBitmap reference_marks_;
   MarkBitmap full_marks_;  // --verify of a young collection: everything reachable

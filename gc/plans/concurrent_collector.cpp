@@ -1,5 +1,7 @@
 #include "gc/plans/concurrent_collector.hpp"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <stdexcept>
 
@@ -8,8 +10,9 @@
 
 namespace gcvm {
 
-ConcurrentCollector::ConcurrentCollector(Heap& heap, std::unique_ptr<Marker> marker, bool verify)
-    : heap_(heap), marker_(std::move(marker)), verify_(verify) {
+ConcurrentCollector::ConcurrentCollector(Heap& heap, std::unique_ptr<Marker> marker, bool verify,
+                                         DeviceFallback fallback)
+    : heap_(heap), marker_(std::move(marker)), verify_(verify), fallback_(fallback) {
   if (heap_.generations() != nullptr) throw std::logic_error("the concurrent plan keeps no generations");
   if (verify_) reference_ = std::make_unique<SerialMarker>();
   marker_->watch(heap_.graph(), &heap_.graph().changes());
@@ -35,7 +38,7 @@ void ConcurrentCollector::marking_thread() {
     }
     try {
       mark_stats_ = snapshot_->mark(marks_);
-      marker_->after_pause();
+      active().after_pause();
     } catch (...) {
       error_ = std::current_exception();
     }
@@ -47,7 +50,7 @@ void ConcurrentCollector::marking_thread() {
   }
 }
 
-void ConcurrentCollector::start(std::span<const ObjectId> roots, std::string reason) {
+std::optional<CollectionStats> ConcurrentCollector::start(std::span<const ObjectId> roots, std::string reason) {
   if (in_flight()) throw std::logic_error("a concurrent cycle started while one is in flight");
   const double start = process_ms();
   cycle_process_cpu_ = process_cpu_ms();
@@ -57,7 +60,7 @@ void ConcurrentCollector::start(std::span<const ObjectId> roots, std::string rea
   cycle_.index = ++cycles_;
   cycle_.kind = CollectionKind::Concurrent;
   cycle_.reason = std::move(reason);
-  cycle_.collector = std::string(marker_->name());
+  cycle_.collector = std::string(active().name());
   cycle_.start_ms = start;
   auto what = [&] { return "cycle " + std::to_string(cycle_.index) + " (concurrent)"; };
 
@@ -68,7 +71,15 @@ void ConcurrentCollector::start(std::span<const ObjectId> roots, std::string rea
   const BlockAllocator& blocks = heap_.blocks();
   alloc_at_snapshot_.assign(blocks.alloc_words(), blocks.alloc_words() + blocks.high_water());
   const MarkRequest request{heap_.graph(), roots, blocks.high_water(), &heap_.graph().changes()};
-  snapshot_ = marker_->snapshot(request);
+  try {
+    snapshot_ = active().snapshot(request);
+  } catch (const DeviceError& e) {
+    if (!fallback_.enabled(true)) throw;
+    const double failed_thread_cpu = thread_cpu_ms();
+    initial_thread_cpu_ = failed_thread_cpu - cycle_thread_cpu_;
+    cycle_.pauses.push_back({PauseKind::Initial, start, pause.elapsed_ms() - cycle_.verify_ms});
+    return fall_back(e, roots, "the initial pause", failed_thread_cpu);
+  }
   cycle_.snapshot_details = snapshot_->pause_details;
   if (verify_) {
     const Stopwatch check;
@@ -91,6 +102,7 @@ void ConcurrentCollector::start(std::span<const ObjectId> roots, std::string rea
   in_flight_ = true;
   initial_thread_cpu_ = thread_cpu_ms() - cycle_thread_cpu_;
   cycle_.pauses.push_back({PauseKind::Initial, start, pause.elapsed_ms() - cycle_.verify_ms});
+  return std::nullopt;
 }
 
 CollectionStats ConcurrentCollector::finish(std::span<const ObjectId> roots) {
@@ -109,7 +121,15 @@ CollectionStats ConcurrentCollector::finish(std::span<const ObjectId> roots) {
   const Stopwatch pause;
   auto what = [&] { return "cycle " + std::to_string(cycle_.index) + " (concurrent)"; };
   std::unique_ptr<SnapshotMark> snapshot = std::move(snapshot_);
-  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  if (error_) {
+    try {
+      std::rethrow_exception(std::exchange(error_, nullptr));
+    } catch (const DeviceError& e) {
+      if (!fallback_.enabled(true)) throw;
+      snapshot.reset();  // it holds the device marker's backend and mirror
+      return fall_back(e, roots, "the concurrent mark", final_thread_cpu);
+    }
+  }
   cycle_.mark = mark_stats_;
   cycle_.concurrent_mark_ms = mark_stats_.mark_ms;
 
@@ -147,13 +167,42 @@ CollectionStats ConcurrentCollector::finish(std::span<const ObjectId> roots) {
 
   cycle_.pause_ms = 0;
   for (const PauseRecord& p : cycle_.pauses) cycle_.pause_ms += p.ms;
-  const double end_thread_cpu = thread_cpu_ms();
   cycle_.cycle_ms = process_ms() - cycle_.start_ms;
-  // GC CPU time: every thread but the mutator over the cycle, plus the mutator's own
-  // CPU time in the pauses.
-  cycle_.cpu_ms = (process_cpu_ms() - cycle_process_cpu_) - (end_thread_cpu - cycle_thread_cpu_) + initial_thread_cpu_ +
-                  (end_thread_cpu - final_thread_cpu);
+  cycle_.cpu_ms = cycle_cpu_ms(final_thread_cpu);
   return cycle_;
+}
+
+double ConcurrentCollector::cycle_cpu_ms(double final_thread_cpu) const {
+  const double end_thread_cpu = thread_cpu_ms();
+  return (process_cpu_ms() - cycle_process_cpu_) - (end_thread_cpu - cycle_thread_cpu_) + initial_thread_cpu_ +
+         (end_thread_cpu - final_thread_cpu);
+}
+
+CollectionStats ConcurrentCollector::fall_back(const DeviceError& error, std::span<const ObjectId> roots,
+                                               std::string_view where, double final_thread_cpu) {
+  snapshot_.reset();
+  in_flight_ = false;
+  fallback_.warn(marker_->name(), fmt::format("cycle {} (concurrent), {}", cycle_.index, where), error.what());
+  marker_.reset();  // the device, its mirror and its refresher (stopped since the snapshot)
+  cpu_ = std::make_unique<Collector>(heap_, fallback_.cpu_marker(), verify_);
+  const double start = process_ms();
+  CollectionStats stats = cpu_->collect(roots, cycle_.reason);
+  stats.index = cycle_.index;
+  stats.kind = CollectionKind::Fallback;
+  stats.device_error = fmt::format("{} of {}: {}", where, cycle_.collector, error.what());
+  stats.start_ms = cycle_.start_ms;
+  stats.pauses = std::move(cycle_.pauses);
+  stats.pauses.push_back({PauseKind::Fallback, start, stats.pause_ms});
+  stats.pause_ms = 0;
+  for (const PauseRecord& p : stats.pauses) stats.pause_ms += p.ms;
+  stats.stall_ms = cycle_.stall_ms;
+  stats.rebuild_ms += cycle_.rebuild_ms;
+  stats.verify_ms += cycle_.verify_ms;
+  stats.previous_lazy_sweep = cycle_.previous_lazy_sweep;
+  stats.snapshot_details = std::move(cycle_.snapshot_details);
+  stats.cycle_ms = process_ms() - cycle_.start_ms;
+  stats.cpu_ms = cycle_cpu_ms(final_thread_cpu);
+  return stats;
 }
 
 }  // namespace gcvm

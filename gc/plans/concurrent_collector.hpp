@@ -43,6 +43,28 @@
 // initial pause waits for every upload it enqueued (the sync copies straight from the
 // host arrays) before the mutator resumes.
 //
+// A device error (gc/plans/device_fallback.hpp; device-error=cpu, this plan's default).
+// The device fails in the initial pause (the mirror's sync, the roots' upload) or in
+// the concurrent mark (a launch, a state read, the marks' download); the marking
+// thread publishes the error as it would a mark. The cycle is abandoned: a device
+// mark never yields a partial bitmap, and nothing of this one is used (its
+// alloc_at_snapshot is dropped and nothing is handed to the lazy sweep). At the
+// pause where the error is seen (the initial pause, or the next poll after the mark
+// ended: the final pause's place) the mutator stays stopped and the heap is collected
+// stop-the-world by the parallel CPU marker (a Collector: the graph prepared and,
+// with verify, checked; the current graph marked from the mutator's roots now;
+// with verify, the marks checked against the serial marker; an eager sweep). The
+// lazy sweep is idle then: the initial pause finished the previous cycle's, and the
+// abandoned cycle deferred nothing. The allocated-black rule does not arise: that
+// mark is of the heap as it is, not of a snapshot, so objects allocated since the
+// snapshot are marked exactly when they are reachable now. The device marker is
+// released (its refresher, stopped since the snapshot, never resumes), and every
+// later cycle is an ordinary concurrent cycle of the parallel marker on its host
+// copy of the graph (copied in full at its first snapshot). The collection is
+// reported as kind Fallback with the device's error; its pauses are the abandoned
+// cycle's initial pause and stall, if any, and the stop-the-world collection.
+// With device-error=fail the DeviceError propagates from `start` or `finish`.
+//
 // Threads: the mutator thread runs every pause and the lazy sweep; one marking thread,
 // started with the collector and kept for its life (no thread creation in
 // a pause), runs only SnapshotMark::mark, which reads nothing the mutator writes (the
@@ -58,21 +80,25 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "gc/heap/heap.hpp"
 #include "gc/markers/marker.hpp"
 #include "gc/markers/snapshot_mark.hpp"
+#include "gc/device/device_backend.hpp"
 #include "gc/plans/collector.hpp"
+#include "gc/plans/device_fallback.hpp"
 
 namespace gcvm {
 
 class ConcurrentCollector {
  public:
-  ConcurrentCollector(Heap& heap, std::unique_ptr<Marker> marker, bool verify);
+  ConcurrentCollector(Heap& heap, std::unique_ptr<Marker> marker, bool verify, DeviceFallback fallback = {});
   /// Waits for a mark in flight (its result is dropped).
   ~ConcurrentCollector();
   ConcurrentCollector(const ConcurrentCollector&) = delete;
@@ -80,25 +106,41 @@ class ConcurrentCollector {
 
   /// The initial pause: snapshot of the heap with `roots`, then the mark starts on the
   /// marking thread. Only when no cycle is in flight. Throws VerifyError (verify) or
-  /// MarkError.
-  void start(std::span<const ObjectId> roots, std::string reason);
+  /// MarkError. When the device fails in the pause and the plan falls back, returns the
+  /// fallback collection instead, and no cycle is in flight.
+  std::optional<CollectionStats> start(std::span<const ObjectId> roots, std::string reason);
   bool in_flight() const { return in_flight_; }
   /// The mark in flight has finished (the final pause will not wait).
   bool mark_done() const { return done_.load(std::memory_order_acquire); }
   /// The final pause, after waiting for the mark if it has not finished (a stall).
   /// `roots`: the mutator's roots now; with verify, a serial mark of the live graph from
-  /// them must free nothing reachable. Throws VerifyError or the mark's MarkError.
+  /// them must free nothing reachable. Throws VerifyError or the mark's MarkError. After
+  /// a device error, the fallback collection from `roots` (above).
   CollectionStats finish(std::span<const ObjectId> roots);
 
-  const Marker& marker() const { return *marker_; }
+  /// The marker of the next cycle: the one given, or the CPU marker after a fallback.
+  const Marker& marker() const { return cpu_ ? cpu_->marker() : *marker_; }
   /// The bitmap of the last cycle (valid until the next one starts).
   const MarkBitmap& last_marks() const { return marks_; }
 
  private:
+  /// The marker of the next cycle (see marker()).
+  Marker& active() { return cpu_ ? cpu_->marker() : *marker_; }
+  /// Abandons the cycle after the device's `error` and collects stop-the-world from
+  /// `roots` with the CPU marker (see above); `where` names the failed part;
+  /// `final_thread_cpu`: the mutator's CPU time when it stopped for this.
+  CollectionStats fall_back(const DeviceError& error, std::span<const ObjectId> roots, std::string_view where,
+                            double final_thread_cpu);
+  /// The GC's CPU time over the cycle: every thread but the mutator's since the start,
+  /// plus the mutator's in the initial pause and since `final_thread_cpu`.
+  double cycle_cpu_ms(double final_thread_cpu) const;
+
   Heap& heap_;
-  std::unique_ptr<Marker> marker_;
+  std::unique_ptr<Marker> marker_;     // released after a fallback
+  std::unique_ptr<Collector> cpu_;     // after a fallback: the CPU marker's collections
   std::unique_ptr<Marker> reference_;  // serial marker for --verify
   bool verify_;
+  DeviceFallback fallback_;
   std::unique_ptr<SnapshotMark> snapshot_;
   std::vector<std::uint64_t> alloc_at_snapshot_;
   std::vector<ObjectId> snapshot_roots_;           // verify

@@ -36,8 +36,10 @@ nlohmann::json collection_json(const CollectionStats& s) {
       {"survivors", s.survivors},
       {"promoted_objects", s.promoted_objects},
       {"mature_objects", s.mature_objects},
+      {"device_fallback", s.device_fallback()},
   };
-  if (s.kind == CollectionKind::Concurrent) {
+  if (s.device_fallback()) json["device_error"] = s.device_error;
+  if (s.kind == CollectionKind::Concurrent || s.kind == CollectionKind::Fallback) {
     nlohmann::json pauses = nlohmann::json::array();
     for (const PauseRecord& p : s.pauses)
       pauses.push_back({{"kind", pause_kind_name(p.kind)}, {"start_ms", p.start_ms}, {"ms", p.ms}});

@@ -4,12 +4,13 @@
 // as a driver error mid-mark would. Calls are counted from `arm()` (so a test can
 // first let a collection through), and the fault fires once: later calls, the next
 // collection's included, go through. The markers take them through their seams
-// (PartitionedBfsMarker's constructor from backends and a communicator), so
-// production code has no fault hooks.
+// (PartitionedBfsMarker's constructor from backends and a communicator; GpuBfsMarker's
+// and GpuDfsMarker's from a backend), so production code has no fault hooks.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,7 +27,8 @@ struct Fault {
   unsigned nth = 1;
 };
 
-/// Counts the calls of the faulty method and throws at the chosen one.
+/// Counts the calls of the faulty method and throws at the chosen one. Calls may come
+/// from several threads (a marking thread, a mirror's refresher).
 class FaultTrigger {
  public:
   explicit FaultTrigger(Fault fault) : fault_(std::move(fault)) {}
@@ -39,8 +41,8 @@ class FaultTrigger {
 
  private:
   Fault fault_;
-  bool armed_ = false;
-  unsigned seen_ = 0;
+  std::atomic<bool> armed_ = false;
+  std::atomic<unsigned> seen_ = 0;
 };
 
 class FaultyBackend final : public DeviceBackend {
@@ -74,12 +76,17 @@ class FaultyBackend final : public DeviceBackend {
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
+    trigger_.call("begin_mark");
     real_->begin_mark(roots, mark_words, premarked);
   }
   void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
+    trigger_.call("launch_bfs_seed");
     real_->launch_bfs_seed(root_count, groups);
   }
-  void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) override { real_->launch_bfs_level(level, launch); }
+  void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) override {
+    trigger_.call("launch_bfs_level");
+    real_->launch_bfs_level(level, launch);
+  }
   void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) override {
     real_->launch_bfs_lanes(root_count, launch);
   }
@@ -90,12 +97,18 @@ class FaultyBackend final : public DeviceBackend {
   void launch_bfs_async_seed(std::uint32_t root_count, std::uint32_t groups) override {
     real_->launch_bfs_async_seed(root_count, groups);
   }
-  void launch_bfs_async(const BfsLaunch& launch) override { real_->launch_bfs_async(launch); }
+  void launch_bfs_async(const BfsLaunch& launch) override {
+    trigger_.call("launch_bfs_async");
+    real_->launch_bfs_async(launch);
+  }
   std::vector<ObjectId> gather_async_queue(std::uint32_t tail, std::uint32_t capacity) override {
     return real_->gather_async_queue(tail, capacity);
   }
   std::uint32_t async_resident_groups() const override { return real_->async_resident_groups(); }
-  std::vector<std::uint32_t> read_state() override { return real_->read_state(); }
+  std::vector<std::uint32_t> read_state() override {
+    trigger_.call("read_state");
+    return real_->read_state();
+  }
   std::vector<ObjectId> read_level_queue(std::uint32_t level, std::uint32_t count) override {
     return real_->read_level_queue(level, count);
   }
@@ -116,10 +129,17 @@ class FaultyBackend final : public DeviceBackend {
     real_->begin_dfs(vertices, threads, pool_slots);
   }
   void launch_dfs_seed(std::uint32_t root_count, const DfsLaunch& launch) override {
+    trigger_.call("launch_dfs_seed");
     real_->launch_dfs_seed(root_count, launch);
   }
-  void launch_dfs_run(std::uint32_t index, const DfsLaunch& launch) override { real_->launch_dfs_run(index, launch); }
-  std::vector<std::uint32_t> read_dfs_state() override { return real_->read_dfs_state(); }
+  void launch_dfs_run(std::uint32_t index, const DfsLaunch& launch) override {
+    trigger_.call("launch_dfs_run");
+    real_->launch_dfs_run(index, launch);
+  }
+  std::vector<std::uint32_t> read_dfs_state() override {
+    trigger_.call("read_dfs_state");
+    return real_->read_dfs_state();
+  }
   std::uint32_t dfs_resident_groups() const override { return real_->dfs_resident_groups(); }
   std::uint64_t dfs_stack_bytes() const override { return real_->dfs_stack_bytes(); }
   std::optional<std::vector<ObjectId>> gather_dfs_stacks(std::uint32_t groups, std::uint32_t capacity) override {

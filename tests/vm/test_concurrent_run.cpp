@@ -48,7 +48,19 @@ TEST_CASE("--plan=concurrent logs each cycle's pauses and reports them by kind")
     CHECK(c["snapshot_details"].contains("copy_ms"));
     lazy += c["lazy_sweep_ms"].get<double>();
   }
-  CHECK(stats["lazy_sweep_ms"].get<double>() == doctest::Approx(lazy));
+  // The last cycle's lazy sweep is finished at exit and reported on its own.
+  const auto& exit_sweep = stats["exit_lazy_sweep"];
+  REQUIRE(exit_sweep.is_object());
+  CHECK(exit_sweep["blocks"].get<int>() > 0);
+  CHECK(exit_sweep["freed_objects"] == stats["collections"].back()["freed_objects"]);
+  CHECK(stats["lazy_sweep_ms"].get<double>() == doctest::Approx(lazy + exit_sweep["ms"].get<double>()));
+  CHECK(stats["device_fallbacks"] == 0);
+  CHECK(r.err.find("\n[gc exit] lazy sweep of the last cycle ") != std::string::npos);
+  CHECK(r.err.find("(the last cycle's at exit: ") != std::string::npos);
+
+  const auto marksweep = run_gcvm("run " + kWorkloads + "binary_trees.gasm --heap=1M --stats=json -- 10");
+  REQUIRE(marksweep.exit_code == 0);
+  CHECK(nlohmann::json::parse(marksweep.err)["exit_lazy_sweep"].is_null());
 }
 
 TEST_CASE("cycles that start with the heap full run the program to the end, and their stalls are logged") {
@@ -90,6 +102,8 @@ TEST_CASE("concurrent flags that are wrong or out of place exit 2 with one line"
            Case{program + "--plan=concurrent --concurrent-trigger=0", "--concurrent-trigger"},
            Case{program + "--plan=concurrent --concurrent-trigger=101", "--concurrent-trigger"},
            Case{program + "--plan=concurrent --nursery=1M", "--nursery applies to --plan=generational"},
+           Case{program + "--plan=concurrent --gc-opt device-error=cpu", "device-error applies to GPU markers"},
+           Case{program + "--plan=concurrent --gc=gpu-bfs --gc-opt device-error=retry", "device-error=cpu|fail"},
        }) {
     check_usage_error(c.args, c.says);
   }

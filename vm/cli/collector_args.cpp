@@ -14,10 +14,21 @@ void CollectorArgs::add_to(CLI::App& cmd) {
   cmd.add_option("--device", device, "GPU device: auto|cuda|opencl, optionally :N; a list (cuda:0,1, cuda:all, opencl:0,0) spreads the heap over several devices (gpu-bfs)");
 }
 
-CollectorChoice CollectorArgs::choice() const {
+CollectorChoice CollectorArgs::every_option() const {
   CollectorChoice result{gc, {}, gc_threads, device};
   for (const auto& opt : gc_opts) result.options.push_back(parse_gc_option(opt));
   return result;
+}
+
+CollectorChoice CollectorArgs::choice() const {
+  CollectorChoice result = every_option();
+  DeviceFallback::take_from(result);
+  return result;
+}
+
+DeviceFallback CollectorArgs::device_fallback() const {
+  CollectorChoice result = every_option();
+  return DeviceFallback::take_from(result);
 }
 
 }  // namespace gcvm::cli

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gc/markers/marker_registry.hpp"
+#include "gc/plans/device_fallback.hpp"
 
 namespace gcvm::cli {
 
@@ -19,8 +20,16 @@ struct CollectorArgs {
 
   /// Adds the four options to `cmd`.
   void add_to(CLI::App& cmd);
-  /// The parsed choice; throws ConfigError for a malformed --gc-opt.
+  /// The parsed choice, without the plan's device-error option; throws ConfigError
+  /// for a malformed --gc-opt.
   CollectorChoice choice() const;
+  /// What a device error does (--gc-opt device-error, --gc-threads); throws ConfigError
+  /// as choice() does.
+  DeviceFallback device_fallback() const;
+
+ private:
+  /// Every --gc-opt, device-error included.
+  CollectorChoice every_option() const;
 };
 
 }  // namespace gcvm::cli

@@ -142,7 +142,7 @@ int run_mark(const MarkArgs& args) {
   }
   const double build_ms = build_clock.elapsed_ms();
 
-  Collector collector(heap, std::move(marker), args.verify);
+  Collector collector(heap, std::move(marker), args.verify, args.collector.device_fallback());
   auto collect = [&](const char* reason) {
     if (recorder) recorder->collecting(builder.roots(), reason);
     CollectionStats stats = collector.collect(builder.roots(), reason);

@@ -190,7 +190,7 @@ int replay_snapshot(const ReplayArgs& args, std::unique_ptr<Marker> marker, cons
   const ImportSummary imported = import_heap_file(args.file, recording.sink(), options);
   const double import_ms = import_clock.elapsed_ms();
 
-  Collector collector(heap, std::move(marker), args.verify);
+  Collector collector(heap, std::move(marker), args.verify, args.collector.device_fallback());
   ReplayRun run(args, heap, collector, recorder);
   const Stopwatch clock;
   run.collect(materializer.roots(), "snapshot");
@@ -249,7 +249,7 @@ int run_replay(const ReplayArgs& args) {
 
   trace::TraceReader reader(args.file);
   Heap heap(config);
-  Collector collector(heap, std::move(marker), args.verify);
+  Collector collector(heap, std::move(marker), args.verify, args.collector.device_fallback());
   TraceReplayer replayer(heap, collector, ReplayOptions{.collect_on_failure = !args.heap.empty()});
   ReplayRun run(args, heap, collector, nullptr);
   const Stopwatch clock;

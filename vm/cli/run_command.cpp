@@ -96,7 +96,8 @@ int run_program(const RunArgs& args) {
   config.graph_mode = args.refgraph == "rebuild" ? RefGraphMode::Rebuild : RefGraphMode::Barrier;
   try {
     if (args.record_trace.empty()) {
-      vm::SoaHeapBinding binding(config, std::move(marker), args.verify, generational, concurrent);
+      vm::SoaHeapBinding binding(config, std::move(marker), args.verify, generational, concurrent,
+                                 args.collector.device_fallback());
       return run_on(args, module, binding, guest_args);
     }
     return run_recording(args, module, config, std::move(marker), guest_args, generational, concurrent);

@@ -89,7 +89,11 @@ int run_on(const RunArgs& args, const vm::Module& module, Binding& binding, cons
     vm::Interpreter<Binding> interpreter(module, binding, guest_args);
     try {
       status = interpreter.run();
-      if constexpr (requires { binding.finish_cycles(); }) binding.finish_cycles();
+      if constexpr (requires { binding.finish_cycles(); }) {
+        binding.finish_cycles();
+        facts.exit_lazy_sweep = binding.exit_lazy_sweep();
+        if (log && facts.exit_lazy_sweep) log.write(vm::exit_lazy_sweep_log_line(*facts.exit_lazy_sweep));
+      }
     } catch (const vm::GuestError& e) {
       interpreter.flush();
       fmt::print(stderr, "{}: {}\n", e.kind() == vm::GuestFailure::OutOfMemory ? "gcvm" : "error", e.what());

@@ -10,7 +10,8 @@ int run_recording(const RunArgs& args, const vm::Module& module, HeapConfig conf
                   const std::vector<std::int64_t>& guest_args, std::optional<GenerationalOptions> generational,
                   std::optional<ConcurrentOptions> concurrent) {
   trace::TraceWriter writer(args.record_trace);
-  vm::RecordingSoaHeapBinding binding(config, std::move(marker), args.verify, writer, generational, concurrent);
+  vm::RecordingSoaHeapBinding binding(config, std::move(marker), args.verify, writer, generational, concurrent,
+                                      args.collector.device_fallback());
   return run_on(args, module, binding, guest_args);
 }
 

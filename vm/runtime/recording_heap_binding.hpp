@@ -41,8 +41,9 @@ class RecordingSoaHeapBinding : public SoaHeapBinding {
   /// `writer` must outlive the binding; call finish() once at the end of the run.
   RecordingSoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify, trace::TraceWriter& writer,
                           std::optional<GenerationalOptions> generational = std::nullopt,
-                          std::optional<ConcurrentOptions> concurrent = std::nullopt)
-      : SoaHeapBinding(config, std::move(marker), verify, generational, concurrent), recorder_(heap(), writer) {
+                          std::optional<ConcurrentOptions> concurrent = std::nullopt, DeviceFallback fallback = {})
+      : SoaHeapBinding(config, std::move(marker), verify, generational, concurrent, fallback),
+        recorder_(heap(), writer) {
     before_collection = [this](std::span<const Ref> roots, const std::string& reason) {
       roots_.clear();
       for (const Ref r : roots) roots_.push_back(static_cast<ObjectId>(r));

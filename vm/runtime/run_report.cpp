@@ -62,20 +62,32 @@ GenerationalFigures generational_figures(const std::vector<CollectionStats>& col
   return g;
 }
 
-/// The concurrent plan's figures: its pauses by kind, stalls, concurrent mark and lazy sweep.
+/// The concurrent plan's figures: its pauses by kind, stalls, concurrent mark and lazy
+/// sweep (every cycle's, the last one's at exit included).
 struct ConcurrentFigures {
-  PauseHistogram initial, final_pauses, stall;
+  PauseHistogram initial, final_pauses, stall, fallback;
   double concurrent_mark_ms = 0, lazy_sweep_ms = 0;
 };
 
-ConcurrentFigures concurrent_figures(const std::vector<CollectionStats>& collections) {
+ConcurrentFigures concurrent_figures(const RunFacts& facts, const std::vector<CollectionStats>& collections) {
   ConcurrentFigures c{pause_histogram(collections, PauseKind::Initial), pause_histogram(collections, PauseKind::Final),
-                      pause_histogram(collections, PauseKind::Stall)};
+                      pause_histogram(collections, PauseKind::Stall), pause_histogram(collections, PauseKind::Fallback)};
   for (const CollectionStats& s : collections) {
     c.concurrent_mark_ms += s.concurrent_mark_ms;
     c.lazy_sweep_ms += s.previous_lazy_sweep.ms;
   }
+  if (facts.exit_lazy_sweep) c.lazy_sweep_ms += facts.exit_lazy_sweep->ms;
   return c;
+}
+
+/// Collections in which the device failed and the CPU marked instead.
+std::uint64_t device_fallbacks(const std::vector<CollectionStats>& collections) {
+  return static_cast<std::uint64_t>(
+      std::count_if(collections.begin(), collections.end(), [](const CollectionStats& c) { return c.device_fallback(); }));
+}
+
+std::string lazy_sweep_text(const LazySweepTotals& sweep) {
+  return fmt::format("{:.3f} ms ({} blocks, {} freed)", sweep.ms, sweep.blocks, sweep.freed_objects);
 }
 
 /// `what` names what is counted: "collection", or "pause" where a collection has several.
@@ -140,44 +152,78 @@ std::string sync_log_part(const MarkStats& mark) {
 
 namespace {
 
-std::string concurrent_log_line(const CollectionStats& s) {
+/// A cycle's pauses: "initial 0.906 + final 0.134".
+std::string pauses_text(const CollectionStats& s) {
   std::string pauses;
   for (const PauseRecord& p : s.pauses)
     pauses += fmt::format("{}{} {:.3f}", pauses.empty() ? "" : " + ", pause_kind_name(p.kind), p.ms);
+  return pauses;
+}
+
+/// The previous cycle's lazy sweep, when it swept anything.
+std::string previous_lazy_sweep_part(const CollectionStats& s) {
+  return s.previous_lazy_sweep.blocks > 0 ? ", lazy sweep of the last cycle " + lazy_sweep_text(s.previous_lazy_sweep)
+                                          : std::string();
+}
+
+std::string verify_part(const CollectionStats& s) {
+  return s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string();
+}
+
+std::optional<double> snapshot_detail(const CollectionStats& s, std::string_view key) {
+  for (const auto& [name, value] : s.snapshot_details)
+    if (name == key) return value;
+  return std::nullopt;
+}
+
+std::string concurrent_log_line(const CollectionStats& s) {
   std::string snapshot;
-  if (const auto copy = std::find_if(s.snapshot_details.begin(), s.snapshot_details.end(),
-                                     [](const auto& d) { return d.first == "copy_ms"; });
-      copy != s.snapshot_details.end())
-    snapshot = fmt::format(", snapshot copy {:.3f} ms", copy->second);
+  if (const auto copy = snapshot_detail(s, "copy_ms")) snapshot = fmt::format(", snapshot copy {:.3f} ms", *copy);
+  if (const auto refreshed = snapshot_detail(s, "sync_refresh_bytes"); refreshed && *refreshed > 0)
+    snapshot += fmt::format(", refresh sent {} in {:.0f} passes since the last mark", bytes_text(*refreshed),
+                            snapshot_detail(s, "sync_refresh_passes").value_or(0));
   return fmt::format(
       "[gc {} concurrent] {}: {}->{}, marked {}, doomed {}, {} edges, pauses {:.3f} ms ({}), concurrent mark {:.3f} ms, "
       "cycle {:.3f} ms{}{}{}{}{}\n",
       s.index, s.reason, mib(s.heap_before_bytes), mib(s.heap_after_bytes), s.mark.marked_objects, s.sweep.freed_objects,
-      s.mark.edges_traversed, s.pause_ms, pauses, s.concurrent_mark_ms, s.cycle_ms,
+      s.mark.edges_traversed, s.pause_ms, pauses_text(s), s.concurrent_mark_ms, s.cycle_ms,
       s.stall_ms > 0 ? fmt::format(", STALL {:.3f} ms (the mutator waited for the mark)", s.stall_ms) : std::string(),
-      snapshot,
-      s.previous_lazy_sweep.blocks > 0
-          ? fmt::format(", lazy sweep of the last cycle {:.3f} ms ({} blocks, {} freed)", s.previous_lazy_sweep.ms,
-                        s.previous_lazy_sweep.blocks, s.previous_lazy_sweep.freed_objects)
-          : std::string(),
-      sync_log_part(s.mark), s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string());
+      snapshot, previous_lazy_sweep_part(s), sync_log_part(s.mark), verify_part(s));
+}
+
+/// A cycle abandoned after a device error and the stop-the-world collection that replaced it.
+std::string fallback_log_line(const CollectionStats& s) {
+  return fmt::format(
+      "[gc {} fallback] {}: DEVICE ERROR in {}; cycle abandoned, collected stop-the-world by {}: {}->{}, marked {}, "
+      "freed {}, {} edges, pauses {:.3f} ms ({}), cycle {:.3f} ms{}{}\n",
+      s.index, s.reason, s.device_error, s.collector, mib(s.heap_before_bytes), mib(s.heap_after_bytes),
+      s.mark.marked_objects, s.sweep.freed_objects, s.mark.edges_traversed, s.pause_ms, pauses_text(s), s.cycle_ms,
+      previous_lazy_sweep_part(s), verify_part(s));
 }
 
 }  // namespace
 
+std::string exit_lazy_sweep_log_line(const LazySweepTotals& sweep) {
+  return "[gc exit] lazy sweep of the last cycle " + lazy_sweep_text(sweep) + "\n";
+}
+
 std::string gc_log_line(const CollectionStats& s) {
   if (s.kind == CollectionKind::Concurrent) return concurrent_log_line(s);
+  if (s.kind == CollectionKind::Fallback) return fallback_log_line(s);
   std::string parts = fmt::format("mark {:.3f} + sweep {:.3f}", s.mark.mark_ms, s.sweep.sweep_ms);
   if (s.rebuild_ms > 0) parts = fmt::format("rebuild {:.3f} + ", s.rebuild_ms) + parts;
   const std::string generations =
       s.generational ? fmt::format(", survived {}, promoted {}, remembered {} ({} young targets), mature {}", s.survivors,
                                    s.promoted_objects, s.remembered_objects, s.remembered_roots, s.mature_objects)
                      : std::string();
-  return fmt::format("[gc {}{}] {}: {}->{}, marked {}, freed {}, {} edges{}, pause {:.3f} ms ({}){}{}\n", s.index,
+  return fmt::format("[gc {}{}] {}: {}->{}, marked {}, freed {}, {} edges{}, pause {:.3f} ms ({}){}{}{}\n", s.index,
                      s.generational ? std::string(" ") + kind_name(s.kind) : std::string(), s.reason,
                      mib(s.heap_before_bytes), mib(s.heap_after_bytes), s.mark.marked_objects, s.sweep.freed_objects,
                      s.mark.edges_traversed, generations, s.pause_ms, parts, sync_log_part(s.mark),
-                     s.verify_ms > 0 ? fmt::format(", verified in {:.3f} ms", s.verify_ms) : std::string());
+                     s.device_fallback()
+                         ? fmt::format(", DEVICE ERROR in {}; marked on the CPU by {}", s.device_error, s.collector)
+                         : std::string(),
+                     verify_part(s));
 }
 
 std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& collections) {
@@ -202,11 +248,19 @@ std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& c
                         ratio ? fmt::format("{:.1f}", *ratio) : std::string("no full collection"), g.promoted);
   }
   if (f.plan == "concurrent") {
-    const ConcurrentFigures c = concurrent_figures(collections);
+    const ConcurrentFigures c = concurrent_figures(f, collections);
     text += fmt::format("  plan concurrent: initial {}\n                   final   {}\n", histogram_text(c.initial, "pause"),
                         histogram_text(c.final_pauses, "pause"));
-    text += fmt::format("  stalled cycles: {} ({:.3f} ms waiting for marks), concurrent mark {:.3f} ms, lazy sweep {:.3f} ms\n",
-                        c.stall.count, c.stall.total_ms, c.concurrent_mark_ms, c.lazy_sweep_ms);
+    text += fmt::format("  stalled cycles: {} ({:.3f} ms waiting for marks), concurrent mark {:.3f} ms, lazy sweep {:.3f} ms{}\n",
+                        c.stall.count, c.stall.total_ms, c.concurrent_mark_ms, c.lazy_sweep_ms,
+                        f.exit_lazy_sweep ? " (the last cycle's at exit: " + lazy_sweep_text(*f.exit_lazy_sweep) + ")"
+                                          : std::string());
+  }
+  if (const std::uint64_t fallbacks = device_fallbacks(collections); fallbacks > 0) {
+    const auto first = std::find_if(collections.begin(), collections.end(),
+                                    [](const CollectionStats& c) { return c.device_fallback(); });
+    text += fmt::format("  device fallbacks: {} (collection {}: {}; {} marked from then on)\n", fallbacks, first->index,
+                        first->device_error, first->collector);
   }
   if (t.verify_ms > 0)
     text += fmt::format("  verified every collection ({:.3f} ms): graph matches heap, marks match serial{}\n", t.verify_ms,
@@ -221,8 +275,13 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
   nlohmann::json list = nlohmann::json::array();
   for (const CollectionStats& c : collections) list.push_back(collection_json(c));
   const GenerationalFigures g = generational_figures(collections);
-  const ConcurrentFigures c = concurrent_figures(collections);
+  const ConcurrentFigures c = concurrent_figures(f, collections);
   const auto ratio = g.young_per_full();
+  nlohmann::json exit_lazy_sweep;
+  if (f.exit_lazy_sweep)
+    exit_lazy_sweep = {{"ms", f.exit_lazy_sweep->ms},
+                       {"blocks", f.exit_lazy_sweep->blocks},
+                       {"freed_objects", f.exit_lazy_sweep->freed_objects}};
   return {
       {"command", "run"},
       {"program", f.program},
@@ -234,10 +293,13 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
         {"full", g.full.json()},
         {"initial", c.initial.json()},
         {"final", c.final_pauses.json()},
-        {"stall", c.stall.json()}}},
+        {"stall", c.stall.json()},
+        {"fallback", c.fallback.json()}}},
       {"stalled_cycles", c.stall.count},
       {"concurrent_mark_ms", c.concurrent_mark_ms},
       {"lazy_sweep_ms", c.lazy_sweep_ms},
+      {"exit_lazy_sweep", exit_lazy_sweep},
+      {"device_fallbacks", device_fallbacks(collections)},
       {"young_per_full", ratio ? nlohmann::json(*ratio) : nlohmann::json()},
       {"promoted_objects", g.promoted},
       {"refgraph", f.refgraph},

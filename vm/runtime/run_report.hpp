@@ -27,6 +27,9 @@ struct RunFacts {
   double startup_ms = 0;  // process clock at the guest's first instruction: reading and compiling the program, the heap's setup
   double elapsed_ms = 0;  // process clock at the end of the run: the span of the pause timeline
   int exit_status = 0;
+  /// The concurrent plan: the last cycle's lazy sweep, finished at exit
+  /// (SoaHeapBinding::exit_lazy_sweep); nullopt under the other plans.
+  std::optional<LazySweepTotals> exit_lazy_sweep;
 };
 
 /// Pause times of a set of collections: count, total and nearest-rank percentiles.
@@ -44,8 +47,11 @@ PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, 
 
 /// "[gc N] reason: 12.0M->3.1M (64.0M), marked M, freed F, pause P ms (mark .. + sweep ..)";
 /// "[gc N young] ..." with promotion and remembered-set figures on a generational heap;
-/// "[gc N concurrent] ..." with the cycle's pauses, concurrent mark, stall and lazy sweep.
+/// "[gc N concurrent] ..." with the cycle's pauses, concurrent mark, stall and lazy sweep;
+/// "[gc N fallback] ..." for a cycle abandoned after a device error, with the error.
 std::string gc_log_line(const CollectionStats& stats);
+/// "[gc exit] lazy sweep of the last cycle ..." (the concurrent plan, at the end of a run).
+std::string exit_lazy_sweep_log_line(const LazySweepTotals& sweep);
 
 /// Several lines: collections, total/max pause, mark/sweep split, allocation volume.
 std::string run_summary(const RunFacts& facts, const std::vector<CollectionStats>& collections);

@@ -18,16 +18,16 @@ HeapConfig with_generations(HeapConfig config, const std::optional<GenerationalO
 
 SoaHeapBinding::SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify,
                                std::optional<GenerationalOptions> generational,
-                               std::optional<ConcurrentOptions> concurrent)
+                               std::optional<ConcurrentOptions> concurrent, DeviceFallback fallback)
     : heap_(with_generations(config, generational)) {
   if (generational && concurrent) throw std::invalid_argument("the generational and concurrent plans are exclusive");
   if (concurrent) {
     concurrent_policy_.emplace(*concurrent, heap_.limit_bytes());
-    concurrent_ = std::make_unique<ConcurrentCollector>(heap_, std::move(marker), verify);
+    concurrent_ = std::make_unique<ConcurrentCollector>(heap_, std::move(marker), verify, fallback);
     set_poll_budget();
     return;
   }
-  collector_ = std::make_unique<Collector>(heap_, std::move(marker), verify);
+  collector_ = std::make_unique<Collector>(heap_, std::move(marker), verify, fallback);
   if (generational) {
     policy_.emplace(*generational, heap_.limit_bytes());
     budget_limit_ = policy_->nursery_bytes();
@@ -92,29 +92,38 @@ void SoaHeapBinding::collect_concurrent(std::string reason) {
       return;
     }
   }
-  start_cycle(std::move(reason));
-  finish_cycle(false);
+  if (start_cycle(std::move(reason))) finish_cycle(false);
   set_poll_budget();
 }
 
-void SoaHeapBinding::start_cycle(std::string reason) {
+bool SoaHeapBinding::start_cycle(std::string reason) {
   if (before_collection) before_collection(roots_, reason);
-  concurrent_->start(root_ids_, std::move(reason));
+  std::optional<CollectionStats> fallback = concurrent_->start(root_ids_, std::move(reason));
   allocated_since_snapshot_ = 0;
   budget_used_ = 0;
+  if (fallback) record(std::move(*fallback));
+  return concurrent_->in_flight();
 }
 
 void SoaHeapBinding::finish_cycle(bool concurrent) {
   CollectionStats stats = concurrent_->finish(root_ids_);
-  if (concurrent) concurrent_policy_->cycle_finished(allocated_since_snapshot_ + budget_used_);
+  if (stats.kind == CollectionKind::Fallback) {
+    if (before_collection) before_collection(roots_, stats.reason);
+  } else if (concurrent) {
+    concurrent_policy_->cycle_finished(allocated_since_snapshot_ + budget_used_);
+  }
   record(std::move(stats));
 }
 
 void SoaHeapBinding::finish_cycles() {
-  if (!concurrent_ || !concurrent_->in_flight()) return;
-  root_ids_.clear();
-  roots_ = {};
-  finish_cycle(false);
+  if (!concurrent_) return;
+  if (concurrent_->in_flight()) {
+    root_ids_.clear();
+    roots_ = {};
+    finish_cycle(false);
+  }
+  heap_.finish_lazy_sweep();
+  exit_lazy_sweep_ = heap_.take_lazy_sweep_totals();
 }
 
 void SoaHeapBinding::set_poll_budget() {

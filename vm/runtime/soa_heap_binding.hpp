@@ -41,10 +41,14 @@
 //   heap waits for a cycle in flight (a stall), and once the cycle is applied
 //   full_collection_may_help() asks for one more collection, which, with no cycle in
 //   flight, is a whole cycle whose mark the mutator waits for; so is the `gc`
-//   instruction (after applying a cycle in flight).
+//   instruction (after applying a cycle in flight). A cycle whose device failed ends
+//   in a stop-the-world fallback collection where its final pause would be, or at
+//   once when it failed in its initial pause (gc/plans/concurrent_collector.hpp).
 // - Every collection point that collects, under every plan, calls `before_collection`
 //   (if set) with the roots and reason first (a concurrent cycle: at its initial pause;
-//   polls that collect nothing do not call it).
+//   polls that collect nothing do not call it; a fallback collection at a cycle's
+//   end calls it again, after collecting, with the roots it collected from: nothing
+//   ran in between, so a recorded trace replays a collection there).
 // - Allocation, reference stores and collections each happen in exactly one function
 //   here; RecordingSoaHeapBinding (recording_heap_binding.hpp) wraps exactly these to
 //   record a heap trace, so this binding has no tracing code at all.
@@ -90,11 +94,12 @@ class SoaHeapBinding {
   static constexpr bool kCollectsInAllocation = false;
 
   /// With `generational`, the generational plan (config.promotion_age is set from it);
-  /// with `concurrent`, the concurrent plan; else mark-sweep. Throws
-  /// std::invalid_argument for options out of range or both plans at once.
+  /// with `concurrent`, the concurrent plan; else mark-sweep. `fallback`: what a device
+  /// error does (gc/plans/device_fallback.hpp). Throws std::invalid_argument for options
+  /// out of range or both plans at once.
   SoaHeapBinding(HeapConfig config, std::unique_ptr<Marker> marker, bool verify,
                  std::optional<GenerationalOptions> generational = std::nullopt,
-                 std::optional<ConcurrentOptions> concurrent = std::nullopt);
+                 std::optional<ConcurrentOptions> concurrent = std::nullopt, DeviceFallback fallback = {});
   ~SoaHeapBinding();
 
   ClassHandle register_class(std::uint32_t ref_fields, std::uint32_t scalar_fields);
@@ -156,8 +161,14 @@ class SoaHeapBinding {
   void collect(std::span<const Ref> roots, std::string reason);
   bool full_collection_may_help() const { return collect_again_; }
   /// The concurrent plan: applies a cycle still in flight (waiting for its mark), so
-  /// that every cycle started is reported. For the end of a run.
+  /// that every cycle started is reported, then finishes the last cycle's lazy sweep,
+  /// so that the heap in use at exit and the lazy-sweep figures count every cycle. For
+  /// the end of a run.
   void finish_cycles();
+  /// The concurrent plan, after finish_cycles: the last cycle's lazy sweep (what
+  /// allocations swept of it after its final pause and what finish_cycles swept),
+  /// which no cycle's figures report; nullopt under the other plans.
+  std::optional<LazySweepTotals> exit_lazy_sweep() const { return exit_lazy_sweep_; }
   /// "marksweep", "generational" or "concurrent".
   std::string_view plan_name() const {
     return policy_ ? "generational" : concurrent_ ? "concurrent" : "marksweep";
@@ -190,8 +201,9 @@ class SoaHeapBinding {
   /// The concurrent plan's final pause of the cycle in flight (waiting for its mark);
   /// records it. `concurrent`: the mutator ran during the mark (the policy learns from it).
   void finish_cycle(bool concurrent);
-  /// The concurrent plan's initial pause.
-  void start_cycle(std::string reason);
+  /// The concurrent plan's initial pause; false when no cycle is in flight after it
+  /// (the device failed and a fallback collection was recorded instead).
+  bool start_cycle(std::string reason);
   /// The budget until the next poll (concurrent plan).
   void set_poll_budget();
   void record(CollectionStats stats);
@@ -212,6 +224,7 @@ class SoaHeapBinding {
   std::span<const Ref> roots_;  // the roots of the collect() call in progress
   std::vector<CollectionStats> collections_;
   AllocationTotals totals_;
+  std::optional<LazySweepTotals> exit_lazy_sweep_;
 };
 
 }  // namespace gcvm::vm

@@ -1,0 +1,44 @@
+#include "gc/plans/device_fallback.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "gc/markers/parallel_marker.hpp"
+#include "gc/util/thread_pool.hpp"
+
+namespace gcvm {
+
+DeviceFallback DeviceFallback::take_from(CollectorChoice& choice) {
+  DeviceFallback fallback;
+  fallback.threads = choice.threads;
+  std::erase_if(choice.options, [&](const GcOption& option) {
+    if (option.key != "device-error") return false;
+    if (!choice.name.starts_with("gpu-"))
+      throw ConfigError("--gc-opt device-error=" + option.value + ": --gc=" + choice.name +
+                        " uses no device; device-error applies to GPU markers");
+    if (option.value == "cpu")
+      fallback.policy = Policy::Cpu;
+    else if (option.value == "fail")
+      fallback.policy = Policy::Fail;
+    else
+      throw ConfigError("--gc-opt device-error=" + option.value + ": accepted: device-error=cpu|fail");
+    return true;
+  });
+  return fallback;
+}
+
+bool DeviceFallback::enabled(bool concurrent_plan) const {
+  return policy == Policy::PlanDefault ? concurrent_plan : policy == Policy::Cpu;
+}
+
+std::unique_ptr<Marker> DeviceFallback::cpu_marker() const {
+  return std::make_unique<ParallelMarker>(ParallelMarkerOptions{.threads = threads});
+}
+
+void DeviceFallback::warn(std::string_view device_marker, std::string_view where, std::string_view error) const {
+  fmt::print(stderr, "gcvm: warning: {}: device error in {}: {}; marking on the CPU (parallel, {} threads) from now on\n",
+             device_marker, where, error, ThreadPool::resolve(threads));
+}
+
+}  // namespace gcvm
