@@ -13,6 +13,38 @@ bool RefGraph::grow_vertices(std::uint64_t count) {
   return begin_.grow_to(count) && degree_.grow_to(count) && changes_.vertices.resize(count);
 }
 
+bool RefGraph::assign_vertex_run(ObjectId first, std::uint32_t count, EdgeIndex base, std::uint32_t degree) {
+  const std::uint64_t end = std::uint64_t{first} + count;
+  const std::uint64_t held = std::clamp<std::uint64_t>(begin_.size(), first, end);
+  if (!grow_vertices(end)) return false;
+  std::uint64_t* begins = begin_.data();
+  std::uint32_t* degrees = degree_.data();
+  // The common case, a block back with the range it had, is one pass without a branch
+  // per vertex: the differences are or-ed together, and only a nonzero result goes on
+  // to compare, write and mark vertex by vertex.
+  std::uint64_t difference = 0;
+  EdgeIndex expected = base;
+  for (std::uint64_t v = first; v < held; ++v, expected += degree)
+    difference |= (begins[v] ^ expected) | (degrees[v] ^ degree);
+  std::uint64_t changed = 0;  // bits of vertex word v / 64 not yet marked
+  for (std::uint64_t v = difference == 0 ? held : first; v < held; ++v) {
+    const EdgeIndex target = base + (v - first) * degree;
+    if (begins[v] != target || degrees[v] != degree) {
+      shared(begins[v]).store(target, std::memory_order_relaxed);
+      shared(degrees[v]).store(degree, std::memory_order_relaxed);
+      changed |= std::uint64_t{1} << (v % 64);
+    }
+    if ((v % 64 == 63 || v + 1 == held) && changed != 0) {
+      changes_.vertices.mark_word(v / 64, changed);
+      changed = 0;
+    }
+  }
+  std::fill(degrees + held, degrees + end, degree);
+  expected = base + (held - first) * degree;
+  for (std::uint64_t v = held; v < end; ++v, expected += degree) begins[v] = expected;
+  return true;
+}
+
 std::optional<EdgeIndex> RefGraph::reserve_edges(std::uint64_t count) {
   const std::uint64_t old_high_water = edge_space_.high_water();
   const auto base = edge_space_.allocate(count);

@@ -58,6 +58,12 @@ class RefGraph {
     shared(degree_[v]).store(degree, std::memory_order_relaxed);
     changes_.vertices.mark(v);
   }
+  /// Points vertex first + i, for i < count, at edges [base + i * degree, base + (i + 1)
+  /// * degree), growing the graph to first + count vertices if it has fewer: a block's
+  /// objects in one step. Vertices past the old vertex_count() are growth, written
+  /// without change bits; the others are compared and marked where they change, as by
+  /// `assign_vertex`. False (nothing written) when the vertices do not fit.
+  bool assign_vertex_run(ObjectId first, std::uint32_t count, EdgeIndex base, std::uint32_t degree);
   /// Sets every outgoing reference of v to null (a freshly allocated object).
   void clear_out_edges(ObjectId v) { set_null(begin_[v], begin_[v] + degree_[v]); }
 

@@ -42,18 +42,22 @@ Heap::~Heap() {
 bool Heap::prepare_block(std::uint32_t block, ShapeId shape) {
   const ShapeLayout& layout = shapes_.layout(shape);
   const ObjectId first = make_object_id(block, 0);
-  if (!graph_.grow_vertices(std::uint64_t{first} + kSlotsPerBlock) || !block_edge_base_.grow_to(block + 1))
-    return false;
+  if (!block_edge_base_.grow_to(block + 1)) return false;
   const std::uint32_t refs = layout.shape.ref_fields;
+  const std::uint64_t edges = std::uint64_t{layout.capacity} * refs;
   EdgeIndex base = 0;
   if (refs > 0) {
-    const auto reserved = graph_.reserve_edges(std::uint64_t{layout.capacity} * refs);
+    const auto reserved = graph_.reserve_edges(edges);
     if (!reserved) return false;
     base = *reserved;
   }
+  // Slots past the capacity get vertices too (degree 0), so the graph covers whole blocks.
+  if (!graph_.assign_vertex_run(first, layout.capacity, base, refs) ||
+      !graph_.grow_vertices(std::uint64_t{first} + kSlotsPerBlock)) {
+    graph_.release_edges(base, edges);
+    return false;
+  }
   block_edge_base_[block] = base;
-  for (std::uint32_t slot = 0; slot < layout.capacity; ++slot)
-    graph_.assign_vertex(first + slot, base + std::uint64_t{slot} * refs, refs);
   return true;
 }
 
@@ -102,9 +106,14 @@ BlockAllocator::Slot Heap::allocate_in_new_block(ShapeId shape) {
   return blocks_.allocate_in_block(*block);
 }
 
+BlockAllocator::Slot Heap::allocate_off_cursor(ShapeId shape) {
+  const BlockAllocator::Slot slot = blocks_.allocate_in_active_block(shape);
+  return slot.id != kNullRef ? slot : allocate_in_new_block(shape);
+}
+
 ObjectId Heap::allocate_slot(ShapeId shape) {
-  BlockAllocator::Slot slot = blocks_.allocate_in_active_block(shape);
-  if (slot.id == kNullRef && (slot = allocate_in_new_block(shape)).id == kNullRef) return kNullRef;
+  const BlockAllocator::Slot slot = allocate_off_cursor(shape);
+  if (slot.id == kNullRef) return kNullRef;
   if (!slot.untouched) initialize_object(slot.id, shapes_.layout(shape));
   return slot.id;
 }
@@ -172,7 +181,8 @@ std::uint32_t Heap::sweep_block(std::uint32_t block, std::uint64_t mark_word, Sw
 }
 
 void Heap::settle_sweep(SweepDebt& debt) {
-  for (const auto& [base, count] : debt.edge_ranges) graph_.release_edges(base, count);
+  for (auto range = debt.edge_ranges.rbegin(); range != debt.edge_ranges.rend(); ++range)
+    graph_.release_edges(range->first, range->second);
   releaser_.release(debt.storage);
   array_bytes_ -= debt.array_bytes;
   blocks_.count_emptied_blocks(debt.emptied_blocks);

@@ -76,9 +76,9 @@ class Heap {
   ObjectId allocate(ShapeId shape) {
     const ShapeLayout& layout = shapes_.layout(shape);
     if (layout.shape.kind != ShapeKind::Object) reject_array_shape();
-    BlockAllocator::Slot slot = blocks_.allocate_in_active_block(shape);
-    if (slot.id == kNullRef && (slot = allocate_in_new_block(shape)).id == kNullRef) [[unlikely]]
-      return kNullRef;
+    BlockAllocator::Slot slot;
+    if (!blocks_.take_from_cursor(shape, slot)) [[unlikely]]
+      if ((slot = allocate_off_cursor(shape)).id == kNullRef) return kNullRef;
     if (!slot.untouched) initialize_object(slot.id, layout);
     return slot.id;
   }
@@ -162,7 +162,10 @@ class Heap {
   std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt);
   /// Releases what `debt` records (single-threaded, after the block sweeps) and empties
   /// it; freed array storage goes to the storage releaser (storage_releaser.hpp), which
-  /// returns it to malloc after the pause.
+  /// returns it to malloc after the pause. Edge ranges go back last found first: the
+  /// edge space's free lists are stacks and the allocator takes the lowest free block
+  /// first, so a block emptied and taken again for a shape with as many edges gets back
+  /// the range it had, and its vertices do not change (nothing for a device mirror to copy).
   void settle_sweep(SweepDebt& debt);
   /// Waits until the storage of every array swept so far is back with malloc.
   void drain_released_storage() { releaser_.drain(); }
@@ -194,6 +197,8 @@ class Heap {
     if (generations_ != nullptr) generations_->record_store(holder, target);
   }
   static constexpr ShapeId kNoShape = static_cast<ShapeId>(-1);
+  /// Past the cursor block: a slot in another active block, else `allocate_in_new_block`.
+  BlockAllocator::Slot allocate_off_cursor(ShapeId shape);
   /// Slow path: a slot freed by the lazy sweep, else a fresh block for `shape` (edge
   /// ranges reserved, every slot's fields initialized), then a slot in it.
   BlockAllocator::Slot allocate_in_new_block(ShapeId shape);

@@ -69,10 +69,10 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
       sweep_blocks(heap, marks, first, last, tasks[t].debt, tasks[t].counts);
     });
     const Stopwatch settle_clock;
-    for (Task& task : tasks) {
-      stats.objects_before += task.counts.objects_before;
-      stats.freed_objects += task.counts.freed_objects;
-      heap.settle_sweep(task.debt);
+    for (auto task = tasks.rbegin(); task != tasks.rend(); ++task) {  // the serial release order (settle_sweep)
+      stats.objects_before += task->counts.objects_before;
+      stats.freed_objects += task->counts.freed_objects;
+      heap.settle_sweep(task->debt);
     }
     stats.settle_ms = settle_clock.elapsed_ms();
   });

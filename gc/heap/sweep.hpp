@@ -11,8 +11,8 @@
 // edge ranges into the edge space's free lists, handing the freed arrays' storage to
 // the heap's storage releaser (which returns it to malloc after the pause,
 // gc/heap/storage_releaser.hpp) and counting the emptied blocks, is recorded per run (Heap::SweepDebt) and settled after the
-// parallel phase in run order, i.e. in block order, exactly as the serial sweep
-// releases them. Each run's counts stay in registers and each run's record has its
+// parallel phase, runs in reverse order, exactly as the serial sweep releases them
+// (in reverse block order, Heap::settle_sweep). Each run's counts stay in registers and each run's record has its
 // own cache lines: runs that threads sweep side by side share no written line. So the heap after a parallel
 // sweep is identical to the one the serial sweep leaves (allocation words, block
 // states and every hierarchical bitmap, edge-space free lists, array bytes, cursors),

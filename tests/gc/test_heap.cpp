@@ -74,6 +74,27 @@ TEST_CASE("objects in reused slots and reused blocks start null and zero, and th
   CHECK(heap.blocks().check() == "");
 }
 
+TEST_CASE("blocks emptied by a sweep and taken again get back their edge ranges: no vertex changes") {
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(2, 1);
+  std::vector<ObjectId> objs;
+  for (int i = 0; i < 64 * 5; ++i) objs.push_back(heap.allocate(node));
+  std::vector<std::uint64_t> begins;
+  for (ObjectId o : objs) begins.push_back(heap.graph().begin(o));
+  Heap::SweepDebt debt;
+  for (std::uint32_t b = 0; b < heap.blocks().high_water(); ++b) heap.sweep_block(b, 0, debt);
+  heap.settle_sweep(debt);
+  heap.reset_allocation_cursors();
+  CHECK(heap.blocks().blocks_in_use() == 0);
+  heap.graph().changes().clear();
+  for (std::size_t i = 0; i < objs.size(); ++i) {
+    REQUIRE(heap.allocate(node) == objs[i]);
+    CHECK(heap.graph().begin(objs[i]) == begins[i]);
+  }
+  CHECK_FALSE(heap.graph().changes().vertices.any());
+  CHECK(heap.verify_graph() == "");
+}
+
 TEST_CASE("arrays of any length, far larger than a block") {
   Heap heap;
   const ObjectId big = heap.allocate_ref_array(100'000);
