@@ -127,7 +127,10 @@ ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {
   }
   void* storage = nullptr;
   if (length > 0) {
-    storage = std::malloc(bytes);
+    // Scalar elements start at zero: calloc takes a large block as fresh pages from the
+    // system without writing them (they read as zero), so a large scalar array costs
+    // its page faults when the program first touches each page, and only then.
+    storage = shape == ShapeTable::kScalarArray ? std::calloc(bytes, 1) : std::malloc(bytes);
     if (storage == nullptr) return kNullRef;
   }
   std::optional<EdgeIndex> edges = EdgeIndex{0};
@@ -148,7 +151,6 @@ ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {
     std::fill_n(static_cast<ObjectId*>(storage), length, kNullRef);
     graph_.assign_vertex(id, *edges, static_cast<std::uint32_t>(length));
   } else {
-    std::fill_n(static_cast<std::uint64_t*>(storage), length, 0);
     graph_.assign_vertex(id, 0, 0);
   }
   return id;

@@ -115,6 +115,27 @@ TEST_CASE("arrays of any length, far larger than a block") {
   CHECK(heap.verify_graph() == "");
 }
 
+TEST_CASE("a scalar array starts at zero, also in storage that held a swept array's values") {
+  Heap heap;
+  for (std::uint64_t length : {std::uint64_t{1000}, std::uint64_t{1} << 23}) {  // 8 KB, 64 MB: from malloc's arena and mapped
+    CAPTURE(length);
+    const ObjectId first = heap.allocate_scalar_array(length);
+    REQUIRE(first != kNullRef);
+    for (std::uint64_t i = 0; i < length; i += 97) CHECK(heap.load_scalar_element(first, i) == 0);
+    for (std::uint64_t i = 0; i < length; ++i) heap.store_scalar_element(first, i, i + 1);
+    Heap::SweepDebt debt;
+    heap.sweep_block(block_of(first), 0, debt);
+    heap.settle_sweep(debt);
+    heap.drain_released_storage();
+    heap.reset_allocation_cursors();
+    const ObjectId again = heap.allocate_scalar_array(length);
+    REQUIRE(again != kNullRef);
+    std::uint64_t nonzero = 0;
+    for (std::uint64_t i = 0; i < length; ++i) nonzero += heap.load_scalar_element(again, i) != 0;
+    CHECK(nonzero == 0);
+  }
+}
+
 TEST_CASE("the heap limit yields kNullRef and leaves the heap unchanged") {
   Heap heap(HeapConfig{.limit_bytes = 4 * kBlockBytes});
   const ShapeId s = heap.shapes().intern(1, 1);
