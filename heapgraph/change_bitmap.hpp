@@ -52,8 +52,14 @@ class ChangeBitmap {
   std::uint64_t size() const { return size_; }
 
   void mark(std::uint64_t i) {
-    set_bit(bits_[i >> 6], i & 63);
-    set_bit(summary_[i / kIndicesPerChunk / 64], (i / kIndicesPerChunk) & 63);
+    set_bits(bits_[i >> 6], std::uint64_t{1} << (i & 63));
+    set_bits(summary_[i / kIndicesPerChunk / 64], std::uint64_t{1} << ((i / kIndicesPerChunk) & 63));
+  }
+
+  /// Marks entries word * 64 + i for every set bit i of `bits` (all below size()).
+  void mark_word(std::uint64_t word, std::uint64_t bits) {
+    set_bits(bits_[word], bits);
+    set_bits(summary_[word / kWordsPerChunk / 64], std::uint64_t{1} << ((word / kWordsPerChunk) & 63));
   }
 
   /// Calls `visit(begin, end)` for every maximal run of set bits in [from, limit), in
@@ -78,13 +84,13 @@ class ChangeBitmap {
   std::uint64_t generation() const { return generation_; }
 
  private:
-  /// Always a store, even of a bit already set: that store is what publishes the
-  /// entry's new value to a taker that cleared the bit in the meantime.
   template <typename F>
   class RunJoiner;
-  static void set_bit(std::uint64_t& word, std::uint64_t bit) {
+  /// Always a store, even of bits already set: that store is what publishes the
+  /// entries' new values to a taker that cleared the bits in the meantime.
+  static void set_bits(std::uint64_t& word, std::uint64_t bits) {
     const std::atomic_ref<std::uint64_t> shared(word);
-    shared.store(shared.load(std::memory_order_relaxed) | std::uint64_t{1} << bit, std::memory_order_release);
+    shared.store(shared.load(std::memory_order_relaxed) | bits, std::memory_order_release);
   }
   std::uint64_t summary_words() const { return (size_ + kIndicesPerChunk * 64 - 1) / (kIndicesPerChunk * 64); }
   /// Calls `visit(word_index)` for every nonzero word of the chunks marked in the summary

@@ -62,12 +62,18 @@ void EdgeSpace::release(EdgeIndex base, std::uint64_t count) {
   free_[class_index(count)].push_back(base);
 }
 
-void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> batches, const ForEachIndex& for_each) {
+void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> batches, ReleaseOrder order,
+                                 const ForEachIndex& for_each) {
+  const bool last_first = order == ReleaseOrder::LastFirst;
+  // The i-th batch, or range of a batch, in release order.
+  auto nth = [last_first](auto& items, std::size_t i) -> auto& { return items[last_first ? items.size() - 1 - i : i]; };
   std::uint64_t ranges = 0;
   for (const auto batch : batches) ranges += batch.size();
   if (ranges < kParallelReleaseMinRanges) {
-    for (const auto batch : batches)
-      for (const EdgeRange& r : batch) release(r.base, r.count);
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+      const std::span<const EdgeRange> batch = nth(batches, b);
+      for (std::size_t i = 0; i < batch.size(); ++i) release(nth(batch, i).base, nth(batch, i).count);
+    }
     return;
   }
   // Count: each batch's ranges per class, and the slots they free.
@@ -89,7 +95,8 @@ void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> bat
   });
   // Place: batch b's ranges of class c go after those of the batches before it; each
   // count becomes that batch's first position in its class's list.
-  for (std::size_t b = 0; b < batches.size(); ++b) {
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    const std::size_t b = last_first ? batches.size() - 1 - k : k;
     for (auto& [c, n] : counts[b]) {
       std::vector<EdgeIndex>& list = free_[c];
       const std::uint64_t first = list.size();
@@ -101,7 +108,9 @@ void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> bat
   for_each(batches.size(), [&](std::uint64_t b) {
     std::vector<std::uint64_t>& cursor = class_scratch();
     for (const auto& [c, first] : counts[b]) cursor[c] = first;
-    for (const EdgeRange& r : batches[b]) {
+    const std::span<const EdgeRange> batch = batches[b];
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const EdgeRange& r = nth(batch, i);
       if (r.count == 0) continue;
       const std::size_t c = class_index(r.count);
       free_[c][cursor[c]++] = r.base;

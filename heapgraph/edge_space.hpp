@@ -17,8 +17,8 @@
 // parallel sweep records its ranges in batches (one per run of blocks); releasing the
 // batches counts, on every thread, how many ranges of each class every batch holds,
 // then places each batch's ranges at its own offsets in the lists, again on every
-// thread. The lists end exactly as releasing the batches one by one, in order, leaves
-// them, whatever the threads and their timing.
+// thread. The lists end exactly as releasing the ranges one by one, in the order asked
+// (as found, or last found first), leaves them, whatever the threads and their timing.
 #pragma once
 
 #include <cstdint>
@@ -57,10 +57,14 @@ class EdgeSpace {
   std::optional<EdgeIndex> allocate(std::uint64_t count);
   /// Returns a range obtained from `allocate(count)` with the same count.
   void release(EdgeIndex base, std::uint64_t count);
+  /// The order `release_in_order` releases in: batch after batch and in order within a
+  /// batch, or the reverse (the last batch's last range first).
+  enum class ReleaseOrder { InOrder, LastFirst };
   /// Releases every range of `batches`, leaving the free lists exactly as `release` of
-  /// each range would, batch after batch and in order within a batch; the work runs on
-  /// the threads of `for_each` when there is enough of it.
-  void release_in_order(std::span<const std::span<const EdgeRange>> batches, const ForEachIndex& for_each);
+  /// each range, in `order`, would; the work runs on the threads of `for_each` when
+  /// there is enough of it.
+  void release_in_order(std::span<const std::span<const EdgeRange>> batches, ReleaseOrder order,
+                        const ForEachIndex& for_each);
 
   /// One past the highest slot ever handed out: the edge array must be this long.
   std::uint64_t high_water() const { return high_water_; }

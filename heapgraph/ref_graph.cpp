@@ -8,10 +8,49 @@ RefGraph::RefGraph(std::uint64_t max_vertices, std::uint64_t max_edges)
     : begin_(max_vertices), degree_(max_vertices), edges_(max_edges), edge_space_(max_edges),
       changes_(max_vertices, max_edges) {}
 
-bool RefGraph::grow_vertices(std::uint64_t count) {
+bool RefGraph::grow_vertex_arrays(std::uint64_t count) {
   if (count <= begin_.size()) return true;
-  if (!(begin_.grow_to(count) && degree_.grow_to(count) && changes_.vertices.resize(count))) return false;
-  published_vertices_.store(count, std::memory_order_release);  // fresh vertices: zero, as committed
+  return begin_.grow_to(count) && degree_.grow_to(count) && changes_.vertices.resize(count);
+}
+
+bool RefGraph::grow_vertices(std::uint64_t count) {
+  if (!grow_vertex_arrays(count)) return false;
+  // Fresh vertices are zero, as committed, until written with their bits.
+  if (published_vertices_.load(std::memory_order_relaxed) != begin_.size())
+    published_vertices_.store(begin_.size(), std::memory_order_release);
+  return true;
+}
+
+bool RefGraph::assign_vertex_run(ObjectId first, std::uint32_t count, EdgeIndex base, std::uint32_t degree) {
+  const std::uint64_t end = std::uint64_t{first} + count;
+  const std::uint64_t held = std::clamp<std::uint64_t>(begin_.size(), first, end);
+  if (!grow_vertex_arrays(end)) return false;  // published below, once the growth is written
+  std::uint64_t* begins = begin_.data();
+  std::uint32_t* degrees = degree_.data();
+  // The common case, a block back with the range it had, is one pass without a branch
+  // per vertex: the differences are or-ed together, and only a nonzero result goes on
+  // to compare, write and mark vertex by vertex.
+  std::uint64_t difference = 0;
+  EdgeIndex expected = base;
+  for (std::uint64_t v = first; v < held; ++v, expected += degree)
+    difference |= (begins[v] ^ expected) | (degrees[v] ^ degree);
+  std::uint64_t changed = 0;  // bits of vertex word v / 64 not yet marked
+  for (std::uint64_t v = difference == 0 ? held : first; v < held; ++v) {
+    const EdgeIndex target = base + (v - first) * degree;
+    if (begins[v] != target || degrees[v] != degree) {
+      shared(begins[v]).store(target, std::memory_order_relaxed);
+      shared(degrees[v]).store(degree, std::memory_order_relaxed);
+      changed |= std::uint64_t{1} << (v % 64);
+    }
+    if ((v % 64 == 63 || v + 1 == held) && changed != 0) {
+      changes_.vertices.mark_word(v / 64, changed);
+      changed = 0;
+    }
+  }
+  std::fill(degrees + held, degrees + end, degree);
+  expected = base + (held - first) * degree;
+  for (std::uint64_t v = held; v < end; ++v, expected += degree) begins[v] = expected;
+  if (end > held) published_vertices_.store(begin_.size(), std::memory_order_release);
   return true;
 }
 

@@ -57,11 +57,11 @@ class RefGraph {
   /// Reserves `count` edge slots, all null. nullopt when the edge space is exhausted.
   std::optional<EdgeIndex> reserve_edges(std::uint64_t count);
   void release_edges(EdgeIndex base, std::uint64_t count);
-  /// Releases batches of ranges as `release_edges` would one by one, in order
+  /// Releases batches of ranges as `release_edges` would one by one, in `order`
   /// (EdgeSpace::release_in_order).
-  void release_edges_in_order(std::span<const std::span<const EdgeRange>> batches,
+  void release_edges_in_order(std::span<const std::span<const EdgeRange>> batches, EdgeSpace::ReleaseOrder order,
                               const EdgeSpace::ForEachIndex& for_each) {
-    edge_space_.release_in_order(batches, for_each);
+    edge_space_.release_in_order(batches, order, for_each);
   }
   /// Points vertex v at its edge range.
   void assign_vertex(ObjectId v, EdgeIndex begin, std::uint32_t degree) {
@@ -70,6 +70,12 @@ class RefGraph {
     shared(degree_[v]).store(degree, std::memory_order_relaxed);
     changes_.vertices.mark(v);
   }
+  /// Points vertex first + i, for i < count, at edges [base + i * degree, base + (i + 1)
+  /// * degree), growing the graph to first + count vertices if it has fewer: a block's
+  /// objects in one step. Vertices past the old vertex_count() are growth, written
+  /// without change bits and published after they are written; the others are
+  /// compared and marked where they change, as by `assign_vertex`. False (nothing written) when the vertices do not fit.
+  bool assign_vertex_run(ObjectId first, std::uint32_t count, EdgeIndex base, std::uint32_t degree);
   /// Sets every outgoing reference of v to null (a freshly allocated object).
   void clear_out_edges(ObjectId v) { set_null(begin_[v], begin_[v] + degree_[v]); }
 
@@ -128,6 +134,9 @@ class RefGraph {
   std::uint64_t edge_pinned_bytes() const { return edges_.pinned_bytes(); }
 
  private:
+  /// Makes vertices [0, count) addressable without publishing them (the caller
+  /// publishes once it has written them).
+  bool grow_vertex_arrays(std::uint64_t count);
   /// Nulls edge slots [begin, end), marking the ones that change.
   void set_null(EdgeIndex begin, EdgeIndex end) {
     ObjectId* e = edges_.data();

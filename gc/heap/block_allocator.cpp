@@ -23,6 +23,7 @@ BlockAllocator::ShapeBlocks& BlockAllocator::blocks_for(ShapeId shape) {
       s.allocated.resize(free_.size());
       s.active.resize(free_.size());
     }
+    shape_count_ = static_cast<std::uint32_t>(per_shape_.size());
   }
   return per_shape_[shape];
 }

@@ -66,13 +66,18 @@ class BlockAllocator {
     bool untouched = false;
   };
 
+  /// The fast path: a slot in the cursor block of `shape` (the block it allocated in
+  /// last) into `slot`. False when there is no cursor or it is full.
+  bool take_from_cursor(ShapeId shape, Slot& slot) {
+    if (shape >= shape_count_) [[unlikely]] return false;
+    ShapeBlocks& s = per_shape_[shape];
+    if (s.cursor == kNoBlock || alloc_words_[s.cursor] == s.full_mask) [[unlikely]] return false;
+    slot = take_slot(s.cursor, s);
+    return true;
+  }
   /// A slot in an existing active block of `shape`, or kNullRef if none has room.
   Slot allocate_in_active_block(ShapeId shape) {
-    if (shape < per_shape_.size()) [[likely]] {
-      ShapeBlocks& s = per_shape_[shape];
-      if (s.cursor != kNoBlock && alloc_words_[s.cursor] != s.full_mask) [[likely]]
-        return take_slot(s.cursor, s);
-    }
+    if (Slot slot; take_from_cursor(shape, slot)) return slot;
     const std::uint32_t block = find_active_block(shape);
     if (block == kNoBlock) return Slot{};
     return take_slot(block, per_shape_[shape]);
@@ -144,15 +149,17 @@ class BlockAllocator {
   /// Takes the lowest free slot of `block`, the active cursor block of the shape whose
   /// ShapeBlocks is `s`.
   Slot take_slot(std::uint32_t block, ShapeBlocks& s) {
+    // word | (word + 1) sets the lowest clear bit: two operations between loading the
+    // word and storing it back, the chain one allocation waits on the last; the slot
+    // number (a bit scan) is off that chain.
     const std::uint64_t word = alloc_words_[block];
-    const std::uint32_t slot = static_cast<std::uint32_t>(std::countr_zero(~word));
-    const std::uint64_t bit = std::uint64_t{1} << slot;
-    const std::uint64_t updated = word | bit;
+    const std::uint64_t updated = word | (word + 1);
     alloc_words_[block] = updated;
     if (updated == s.full_mask) [[unlikely]] s.active.clear(block);
+    const std::uint64_t bit = updated ^ word;
     const std::uint64_t untouched = s.cursor_untouched;
     s.cursor_untouched = untouched & ~bit;
-    return Slot{make_object_id(block, slot), (untouched & bit) != 0};
+    return Slot{make_object_id(block, static_cast<std::uint32_t>(std::countr_zero(bit))), (untouched & bit) != 0};
   }
   /// Points the cursor of `s` at `block` (or kNoBlock), writing back the untouched
   /// slots of the block it leaves. A cursor that sweep reset (its block emptied) has
@@ -169,6 +176,7 @@ class BlockAllocator {
   std::uint32_t max_blocks_;
   std::uint32_t high_water_ = 0;
   std::uint32_t blocks_in_use_ = 0;
+  std::uint32_t shape_count_ = 0;  // per_shape_.size(), one load on the fast path
   AddressReservation storage_;
   VirtualArray<std::uint64_t> alloc_words_;
   VirtualArray<std::uint64_t> untouched_;  // per block: slots not allocated since initialize_block

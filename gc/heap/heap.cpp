@@ -42,18 +42,22 @@ Heap::~Heap() {
 bool Heap::prepare_block(std::uint32_t block, ShapeId shape) {
   const ShapeLayout& layout = shapes_.layout(shape);
   const ObjectId first = make_object_id(block, 0);
-  if (!graph_.grow_vertices(std::uint64_t{first} + kSlotsPerBlock) || !block_edge_base_.grow_to(block + 1))
-    return false;
+  if (!block_edge_base_.grow_to(block + 1)) return false;
   const std::uint32_t refs = layout.shape.ref_fields;
+  const std::uint64_t edges = std::uint64_t{layout.capacity} * refs;
   EdgeIndex base = 0;
   if (refs > 0) {
-    const auto reserved = graph_.reserve_edges(std::uint64_t{layout.capacity} * refs);
+    const auto reserved = graph_.reserve_edges(edges);
     if (!reserved) return false;
     base = *reserved;
   }
+  // Slots past the capacity get vertices too (degree 0), so the graph covers whole blocks.
+  if (!graph_.assign_vertex_run(first, layout.capacity, base, refs) ||
+      !graph_.grow_vertices(std::uint64_t{first} + kSlotsPerBlock)) {
+    graph_.release_edges(base, edges);
+    return false;
+  }
   block_edge_base_[block] = base;
-  for (std::uint32_t slot = 0; slot < layout.capacity; ++slot)
-    graph_.assign_vertex(first + slot, base + std::uint64_t{slot} * refs, refs);
   return true;
 }
 
@@ -102,9 +106,14 @@ BlockAllocator::Slot Heap::allocate_in_new_block(ShapeId shape) {
   return blocks_.allocate_in_block(*block);
 }
 
+BlockAllocator::Slot Heap::allocate_off_cursor(ShapeId shape) {
+  const BlockAllocator::Slot slot = blocks_.allocate_in_active_block(shape);
+  return slot.id != kNullRef ? slot : allocate_in_new_block(shape);
+}
+
 ObjectId Heap::allocate_slot(ShapeId shape) {
-  BlockAllocator::Slot slot = blocks_.allocate_in_active_block(shape);
-  if (slot.id == kNullRef && (slot = allocate_in_new_block(shape)).id == kNullRef) return kNullRef;
+  const BlockAllocator::Slot slot = allocate_off_cursor(shape);
+  if (slot.id == kNullRef) return kNullRef;
   if (!slot.untouched) initialize_object(slot.id, shapes_.layout(shape));
   return slot.id;
 }
@@ -118,7 +127,10 @@ ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {
   }
   void* storage = nullptr;
   if (length > 0) {
-    storage = std::malloc(bytes);
+    // Scalar elements start at zero: calloc takes a large block as fresh pages from the
+    // system without writing them (they read as zero), so a large scalar array costs
+    // its page faults when the program first touches each page, and only then.
+    storage = shape == ShapeTable::kScalarArray ? std::calloc(bytes, 1) : std::malloc(bytes);
     if (storage == nullptr) return kNullRef;
   }
   std::optional<EdgeIndex> edges = EdgeIndex{0};
@@ -139,7 +151,6 @@ ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {
     std::fill_n(static_cast<ObjectId*>(storage), length, kNullRef);
     graph_.assign_vertex(id, *edges, static_cast<std::uint32_t>(length));
   } else {
-    std::fill_n(static_cast<std::uint64_t*>(storage), length, 0);
     graph_.assign_vertex(id, 0, 0);
   }
   return id;
@@ -175,13 +186,14 @@ void Heap::settle_sweep(std::span<SweepDebt> debts, ThreadPool* pool) {
   std::vector<std::span<const EdgeRange>> ranges;
   ranges.reserve(debts.size());
   for (const SweepDebt& debt : debts) ranges.emplace_back(debt.edge_ranges);
-  graph_.release_edges_in_order(ranges, [pool](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
-    if (pool != nullptr) {
-      pool->for_each_task(count, body);
-    } else {
-      for (std::uint64_t i = 0; i < count; ++i) body(i);
-    }
-  });
+  graph_.release_edges_in_order(ranges, EdgeSpace::ReleaseOrder::LastFirst,
+                                [pool](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
+                                  if (pool != nullptr) {
+                                    pool->for_each_task(count, body);
+                                  } else {
+                                    for (std::uint64_t i = 0; i < count; ++i) body(i);
+                                  }
+                                });
   for (SweepDebt& debt : debts) {
     releaser_.release(debt.storage);
     array_bytes_ -= debt.array_bytes;

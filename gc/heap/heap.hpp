@@ -77,9 +77,9 @@ class Heap {
   ObjectId allocate(ShapeId shape) {
     const ShapeLayout& layout = shapes_.layout(shape);
     if (layout.shape.kind != ShapeKind::Object) reject_array_shape();
-    BlockAllocator::Slot slot = blocks_.allocate_in_active_block(shape);
-    if (slot.id == kNullRef && (slot = allocate_in_new_block(shape)).id == kNullRef) [[unlikely]]
-      return kNullRef;
+    BlockAllocator::Slot slot;
+    if (!blocks_.take_from_cursor(shape, slot)) [[unlikely]]
+      if ((slot = allocate_off_cursor(shape)).id == kNullRef) return kNullRef;
     if (!slot.untouched) initialize_object(slot.id, layout);
     return slot.id;
   }
@@ -163,12 +163,15 @@ class Heap {
   /// distinct blocks (block-state bitmaps change atomically; freed array storage is
   /// only recorded); nothing else may run on the heap meanwhile.
   std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt);
-  /// Releases what `debts` record, as if one after another in order, and empties them:
-  /// edge ranges on the threads of `pool` when there are many
-  /// (EdgeSpace::release_in_order), then the freed arrays' storage to the storage
-  /// releaser (storage_releaser.hpp), which returns it to malloc after the pause. The
-  /// storage goes last so that the releaser's frees do not compete with the edge
-  /// ranges' release for the memory system. After the block sweeps, on one thread.
+  /// Releases what `debts` record and empties them: edge ranges last found first (the
+  /// last debt's last range first), on the threads of `pool` when there are many
+  /// (EdgeSpace::release_in_order); the edge space's free lists are stacks and the
+  /// allocator takes the lowest free block first, so a block emptied and taken again
+  /// for a shape with as many edges gets back the range it had, and its vertices do not
+  /// change (nothing for a device mirror to copy). Then the freed arrays' storage goes
+  /// to the storage releaser (storage_releaser.hpp), which returns it to malloc after
+  /// the pause: last, so that the releaser's frees do not compete with the edge ranges'
+  /// release for the memory system. After the block sweeps, on one thread.
   void settle_sweep(std::span<SweepDebt> debts, ThreadPool* pool = nullptr);
   void settle_sweep(SweepDebt& debt) { settle_sweep(std::span<SweepDebt>(&debt, 1)); }
   /// Waits until the storage of every array swept so far is back with malloc.
@@ -201,6 +204,8 @@ class Heap {
     if (generations_ != nullptr) generations_->record_store(holder, target);
   }
   static constexpr ShapeId kNoShape = static_cast<ShapeId>(-1);
+  /// Past the cursor block: a slot in another active block, else `allocate_in_new_block`.
+  BlockAllocator::Slot allocate_off_cursor(ShapeId shape);
   /// Slow path: a slot freed by the lazy sweep, else a fresh block for `shape` (edge
   /// ranges reserved, every slot's fields initialized), then a slot in it.
   BlockAllocator::Slot allocate_in_new_block(ShapeId shape);

@@ -42,7 +42,7 @@ class HierarchicalBitmap {
   void clear_atomic(std::size_t i);
 
   /// Lowest set bit, or npos.
-  std::size_t find_first() const { return find_next(0); }
+  std::size_t find_first() const { return empty() ? npos : find_next(0); }
   /// Lowest set bit at index >= from, or npos.
   std::size_t find_next(std::size_t from) const;
   /// Number of set bits (scans level 0).

@@ -13,9 +13,9 @@
 // hands it out again, until its block is swept; and no collection starts before the
 // pending set is empty (every collection finishes the lazy sweep first).
 //
-// Order: pending blocks are swept in increasing block order, one at a time, so the
-// CSR edge ranges that emptied blocks and dead arrays release go back to the edge
-// space in the order the stop-the-world sweep releases them.
+// Order: pending blocks are swept in increasing block order, one at a time; the CSR
+// edge ranges that emptied blocks and dead arrays release in one allocator call go
+// back to the edge space as a stop-the-world sweep returns its own (Heap::settle_sweep).
 //
 // The allocator's side (Heap): when no active block of a shape has room, the heap sweeps
 // pending blocks until one has room for that shape or one empties (then it is a free

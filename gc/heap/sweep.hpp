@@ -10,12 +10,12 @@
 // their atomic operations. What the runs share, the edge space's free lists, the
 // heap's storage releaser (which returns freed arrays' storage to malloc after the
 // pause, gc/heap/storage_releaser.hpp) and the count of emptied blocks, is recorded
-// per run (Heap::SweepDebt) and settled after the parallel phase as if run after run,
-// i.e. in block order, exactly as the serial sweep releases them: the edge ranges on
-// the pool too (EdgeSpace::release_in_order places each run's ranges at their own
-// offsets in the free lists), the storage and the counters on one thread. Each run's
-// counts stay in registers and each run's record has its own cache lines: runs that
-// threads sweep side by side share no written line. So the heap after a parallel
+// per run (Heap::SweepDebt) and settled after the parallel phase exactly as the serial
+// sweep releases them (edge ranges last found first, Heap::settle_sweep): the edge
+// ranges on the pool too (EdgeSpace::release_in_order places each run's ranges at
+// their own offsets in the free lists), the storage and the counters on one thread.
+// Each run's counts stay in registers and each run's record has its own cache lines:
+// runs that threads sweep side by side share no written line. So the heap after a parallel
 // sweep is identical to the one the serial sweep leaves (allocation words, block
 // states and every hierarchical bitmap, edge-space free lists, array bytes, cursors),
 // and later allocations return the same ids.

@@ -74,6 +74,27 @@ TEST_CASE("objects in reused slots and reused blocks start null and zero, and th
   CHECK(heap.blocks().check() == "");
 }
 
+TEST_CASE("blocks emptied by a sweep and taken again get back their edge ranges: no vertex changes") {
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(2, 1);
+  std::vector<ObjectId> objs;
+  for (int i = 0; i < 64 * 5; ++i) objs.push_back(heap.allocate(node));
+  std::vector<std::uint64_t> begins;
+  for (ObjectId o : objs) begins.push_back(heap.graph().begin(o));
+  Heap::SweepDebt debt;
+  for (std::uint32_t b = 0; b < heap.blocks().high_water(); ++b) heap.sweep_block(b, 0, debt);
+  heap.settle_sweep(debt);
+  heap.reset_allocation_cursors();
+  CHECK(heap.blocks().blocks_in_use() == 0);
+  heap.graph().changes().clear();
+  for (std::size_t i = 0; i < objs.size(); ++i) {
+    REQUIRE(heap.allocate(node) == objs[i]);
+    CHECK(heap.graph().begin(objs[i]) == begins[i]);
+  }
+  CHECK_FALSE(heap.graph().changes().vertices.any());
+  CHECK(heap.verify_graph() == "");
+}
+
 TEST_CASE("arrays of any length, far larger than a block") {
   Heap heap;
   const ObjectId big = heap.allocate_ref_array(100'000);
@@ -92,6 +113,27 @@ TEST_CASE("arrays of any length, far larger than a block") {
   CHECK(heap.graph().out_edges(big)[99'999] == empty);
   CHECK(heap.array_bytes() == 100'000 * 4 + 1'000'000 * 8);
   CHECK(heap.verify_graph() == "");
+}
+
+TEST_CASE("a scalar array starts at zero, also in storage that held a swept array's values") {
+  Heap heap;
+  for (std::uint64_t length : {std::uint64_t{1000}, std::uint64_t{1} << 23}) {  // 8 KB, 64 MB: from malloc's arena and mapped
+    CAPTURE(length);
+    const ObjectId first = heap.allocate_scalar_array(length);
+    REQUIRE(first != kNullRef);
+    for (std::uint64_t i = 0; i < length; i += 97) CHECK(heap.load_scalar_element(first, i) == 0);
+    for (std::uint64_t i = 0; i < length; ++i) heap.store_scalar_element(first, i, i + 1);
+    Heap::SweepDebt debt;
+    heap.sweep_block(block_of(first), 0, debt);
+    heap.settle_sweep(debt);
+    heap.drain_released_storage();
+    heap.reset_allocation_cursors();
+    const ObjectId again = heap.allocate_scalar_array(length);
+    REQUIRE(again != kNullRef);
+    std::uint64_t nonzero = 0;
+    for (std::uint64_t i = 0; i < length; ++i) nonzero += heap.load_scalar_element(again, i) != 0;
+    CHECK(nonzero == 0);
+  }
 }
 
 TEST_CASE("the heap limit yields kNullRef and leaves the heap unchanged") {

@@ -59,6 +59,16 @@ TEST_CASE("change runs are maximal, ordered, cross word and chunk boundaries and
   CHECK(runs_of(bits, bits.size()).empty());
 }
 
+TEST_CASE("marking a word marks exactly its set bits") {
+  ChangeBitmap bits(1 << 16);
+  REQUIRE(bits.resize(1 << 16));
+  bits.mark_word(70, 0x8000'0000'0000'0003ull);
+  bits.mark(70 * 64 + 2);
+  CHECK(runs_of(bits, 1 << 16) == Runs{{70 * 64, 70 * 64 + 3}, {70 * 64 + 63, 70 * 64 + 64}});
+  CHECK(bits.count(1 << 16) == 4);
+  CHECK(bits.marked_chunks() == 1);
+}
+
 TEST_CASE("a full word and a run that fills whole chunks come back as one run") {
   ChangeBitmap bits(1 << 20);
   REQUIRE(bits.resize(1 << 20));

@@ -66,44 +66,51 @@ TEST_CASE("class indices are dense, distinct per class and below kClassCount") {
 TEST_CASE("releasing batches in order on many threads leaves the free lists serial release leaves") {
   // Two spaces hand out the same ranges; one releases them one by one, the other in
   // batches on threads that run the batches in reverse; then both hand out the same
-  // sequence of sizes and must return the same bases.
-  gcvm::SplitMix64 rng(7);
-  const std::uint64_t sizes[] = {1, 2, 5, 17, 64, 128, 4096, 5000, 9000, 70000};
-  EdgeSpace serial(std::uint64_t{1} << 36), batched(std::uint64_t{1} << 36);
-  std::vector<gcvm::EdgeRange> taken;
-  for (int i = 0; i < 40000; ++i) {
-    const std::uint64_t n = sizes[rng.below(std::size(sizes))] + (rng.below(4) == 0 ? rng.below(3) : 0);
-    const auto a = serial.allocate(n);
-    const auto b = batched.allocate(n);
-    REQUIRE(a);
-    REQUIRE(*a == *b);
-    taken.push_back({*a, n});
+  // sequence of sizes and must return the same bases. In either release order.
+  for (const bool last_first : {false, true}) {
+    CAPTURE(last_first);
+    gcvm::SplitMix64 rng(7);
+    const std::uint64_t sizes[] = {1, 2, 5, 17, 64, 128, 4096, 5000, 9000, 70000};
+    EdgeSpace serial(std::uint64_t{1} << 36), batched(std::uint64_t{1} << 36);
+    std::vector<gcvm::EdgeRange> taken;
+    for (int i = 0; i < 40000; ++i) {
+      const std::uint64_t n = sizes[rng.below(std::size(sizes))] + (rng.below(4) == 0 ? rng.below(3) : 0);
+      const auto a = serial.allocate(n);
+      const auto b = batched.allocate(n);
+      REQUIRE(a);
+      REQUIRE(*a == *b);
+      taken.push_back({*a, n});
+    }
+    for (std::size_t i = taken.size() - 1; i > 0; --i) std::swap(taken[i], taken[rng.below(i + 1)]);
+    std::vector<std::span<const gcvm::EdgeRange>> batches;
+    for (std::size_t at = 0; at < taken.size();) {
+      const std::size_t n = std::min<std::size_t>(taken.size() - at, rng.below(3000));
+      batches.emplace_back(taken.data() + at, n);
+      at += n;
+    }
+    if (last_first)
+      for (auto r = taken.rbegin(); r != taken.rend(); ++r) serial.release(r->base, r->count);
+    else
+      for (const gcvm::EdgeRange& r : taken) serial.release(r.base, r.count);
+    const auto order = last_first ? EdgeSpace::ReleaseOrder::LastFirst : EdgeSpace::ReleaseOrder::InOrder;
+    batched.release_in_order(batches, order, [](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
+      std::atomic<std::uint64_t> next{0};
+      std::vector<std::thread> threads;
+      for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&] {
+          for (std::uint64_t i; (i = next.fetch_add(1)) < count;) body(count - 1 - i);
+        });
+      for (std::thread& t : threads) t.join();
+    });
+    CHECK(batched.in_use() == serial.in_use());
+    CHECK(batched.in_use() == 0);
+    for (const gcvm::EdgeRange& r : taken) {
+      const auto a = serial.allocate(r.count);
+      const auto b = batched.allocate(r.count);
+      REQUIRE(a);
+      REQUIRE(b);
+      CHECK(*a == *b);
+    }
+    CHECK(batched.high_water() == serial.high_water());
   }
-  for (std::size_t i = taken.size() - 1; i > 0; --i) std::swap(taken[i], taken[rng.below(i + 1)]);
-  std::vector<std::span<const gcvm::EdgeRange>> batches;
-  for (std::size_t at = 0; at < taken.size();) {
-    const std::size_t n = std::min<std::size_t>(taken.size() - at, rng.below(3000));
-    batches.emplace_back(taken.data() + at, n);
-    at += n;
-  }
-  for (const gcvm::EdgeRange& r : taken) serial.release(r.base, r.count);
-  batched.release_in_order(batches, [](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
-    std::atomic<std::uint64_t> next{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t)
-      threads.emplace_back([&] {
-        for (std::uint64_t i; (i = next.fetch_add(1)) < count;) body(count - 1 - i);
-      });
-    for (std::thread& t : threads) t.join();
-  });
-  CHECK(batched.in_use() == serial.in_use());
-  CHECK(batched.in_use() == 0);
-  for (const gcvm::EdgeRange& r : taken) {
-    const auto a = serial.allocate(r.count);
-    const auto b = batched.allocate(r.count);
-    REQUIRE(a);
-    REQUIRE(b);
-    CHECK(*a == *b);
-  }
-  CHECK(batched.high_water() == serial.high_water());
 }

@@ -65,3 +65,30 @@ TEST_CASE("the graph grows in place") {
   CHECK(graph.vertex_count() == (1u << 20));
   CHECK_FALSE(graph.grow_vertices((1 << 20) + 1));
 }
+
+TEST_CASE("a vertex run writes growth without change bits and marks exactly the held vertices it changes") {
+  RefGraph graph(1 << 16, 1 << 20);
+  REQUIRE(graph.grow_vertices(64));
+  const auto base = graph.reserve_edges(64 * 2);
+  REQUIRE(base);
+  for (ObjectId v = 32; v < 40; ++v) graph.assign_vertex(v, *base + (v - 32) * 2, 2);  // already what the run writes
+  graph.changes().clear();
+  REQUIRE(graph.assign_vertex_run(32, 64, *base, 2));
+  CHECK(graph.vertex_count() == 96);
+  for (ObjectId v = 32; v < 96; ++v) {
+    CHECK(graph.begin(v) == *base + (v - 32) * 2);
+    CHECK(graph.degree(v) == 2);
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+  graph.changes().vertices.for_each_run(0, graph.vertex_count(), [&](auto b, auto e) { runs.emplace_back(b, e); });
+  CHECK(runs == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{40, 64}});  // 64..95 are growth
+  graph.changes().clear();
+  REQUIRE(graph.assign_vertex_run(32, 64, *base, 2));  // the same run again: nothing changes
+  CHECK_FALSE(graph.changes().any());
+  REQUIRE(graph.assign_vertex_run(64, 3, *base + 10, 1));  // one word of changed vertices
+  CHECK(graph.changes().vertices.count(graph.vertex_count()) == 3);
+  CHECK(graph.begin(66) == *base + 12);
+  CHECK(graph.degree(66) == 1);
+  CHECK_FALSE(graph.assign_vertex_run(static_cast<ObjectId>(graph.max_vertices() - 8), 16, 0, 0));  // nothing written
+  CHECK(graph.vertex_count() == 96);
+}

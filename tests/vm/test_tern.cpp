@@ -221,6 +221,30 @@ TEST_CASE("an interface extends interfaces: their methods through it, their slot
   CHECK(r.out == read_expected(kSource + "interface_extends.expected"));
 }
 
+TEST_CASE("break and continue leave or restart their own loop while collections run") {
+  for (const char* flags : {" --heap=16K --verify-heap", " --gc=parallel --heap=16K --verify-heap", " --plan=concurrent --heap=16K --verify-heap"}) {
+    CAPTURE(std::string(flags));
+    const auto r = run_gcvm("run " + kSource + "loops.tern --stats=none" + flags);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == read_expected(kSource + "loops.expected"));
+  }
+}
+
+TEST_CASE("break and continue outside a loop: one error each with file:line:col") {
+  check_errors(
+      "fn main() {\n"
+      "  break;\n"
+      "  if (true) { continue; }\n"
+      "  var f = fn(): int { continue; };\n"
+      "  while (true) { var g = fn() { break; }; break; }\n"
+      "  for (var i = 0; i < 3; i = i + 1) { break }\n"
+      "}\n",
+      {"t.tern:2:3: 'break' outside a loop", "t.tern:3:15: 'continue' outside a loop",
+       "t.tern:4:23: 'continue' outside a loop", "t.tern:5:33: 'break' outside a loop",
+       "t.tern:6:45: expected ';' after 'break', found '}'"});
+  CHECK(has(errors_of("fn main() { var break = 1; }\n"), "t.tern:1:17: 'break' is a keyword, not a variable name"));
+}
+
 TEST_CASE("a function with many lambdas that write what they capture") {
   const auto r = run_gcvm("run " + kSource + "lambdas.tern --stats=none --heap=64K --verify-heap");
   CHECK(r.exit_code == 0);

@@ -70,7 +70,7 @@ struct Expr {
 };
 using ExprPtr = std::unique_ptr<Expr>;
 
-enum class StmtKind : std::uint8_t { VarDecl, Assign, Expression, If, While, For, Return, Block };
+enum class StmtKind : std::uint8_t { VarDecl, Assign, Expression, If, While, For, Return, Break, Continue, Block };
 
 struct Stmt {
   StmtKind kind = StmtKind::Block;

@@ -213,6 +213,17 @@ class FunctionCompiler {
   void statements(std::vector<StmtPtr>& list) {
     for (StmtPtr& s : list) statement(*s);
   }
+  /// The jumps of a loop body's `break`s and `continue`s, for the loop to patch.
+  struct LoopExits {
+    Jumps breaks, continues;
+  };
+  LoopExits loop_body(std::vector<StmtPtr>& body) {
+    loops_.emplace_back();
+    statements(body);
+    LoopExits exits = std::move(loops_.back());
+    loops_.pop_back();
+    return exits;
+  }
   void statement(Stmt& s) {
     line_ = s.loc.line;
     const std::size_t mark = live_temps_.size();
@@ -243,10 +254,12 @@ class FunctionCompiler {
       case StmtKind::While: {
         const std::uint32_t to_cond = emit_jump(Op::JMP, {});
         const std::uint32_t top = here();
-        statements(s.body);
+        const LoopExits exits = loop_body(s.body);
         patch(to_cond, here());
+        patch(exits.continues, here());
         line_ = s.loc.line;
         patch(cond_jump(*s.value, true), top);
+        patch(exits.breaks, here());
         break;
       }
       case StmtKind::For: {
@@ -254,11 +267,23 @@ class FunctionCompiler {
         line_ = s.loc.line;
         const std::uint32_t to_cond = emit_jump(Op::JMP, {});
         const std::uint32_t top = here();
-        statements(s.body);
+        const LoopExits exits = loop_body(s.body);
+        patch(exits.continues, here());
         if (s.step) statement(*s.step);
         line_ = s.loc.line;
         patch(to_cond, here());
         patch(cond_jump(*s.value, true), top);
+        patch(exits.breaks, here());
+        break;
+      }
+      case StmtKind::Break:
+      case StmtKind::Continue: {
+        const bool is_break = s.kind == StmtKind::Break;
+        if (loops_.empty()) {
+          error(s.loc, std::string(is_break ? "'break'" : "'continue'") + " outside a loop");
+          break;
+        }
+        (is_break ? loops_.back().breaks : loops_.back().continues).push_back(emit_jump(Op::JMP, {}));
         break;
       }
       case StmtKind::Return: {
@@ -469,6 +494,7 @@ class FunctionCompiler {
   std::uint32_t line_ = 0;
   std::map<Var*, Local> locals_;
   std::vector<std::uint32_t> free_refs_, free_scalars_, live_temps_;
+  std::vector<LoopExits> loops_;  // the loops around the statement being compiled, innermost last
 };
 
 }  // namespace gcvm::vm::tern::codegen

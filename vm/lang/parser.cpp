@@ -76,8 +76,8 @@ class Parser {
   }
   static bool is_keyword(std::string_view w) {
     for (std::string_view k : {"class", "extends", "abstract", "fn", "var", "init", "return", "if", "else", "while",
-                               "for", "new", "null", "true", "false", "this", "super", "import", "interface",
-                               "implements"})
+                               "for", "break", "continue", "new", "null", "true", "false", "this", "super",
+                               "import", "interface", "implements"})
       if (w == k) return true;
     return false;
   }
@@ -344,6 +344,12 @@ class Parser {
       s->kind = StmtKind::Return;
       if (!at(Tok::Semicolon)) s->value = expression();
       expect(Tok::Semicolon, "after the return");
+    } else if (accept_word("break")) {
+      s->kind = StmtKind::Break;
+      expect(Tok::Semicolon, "after 'break'");
+    } else if (accept_word("continue")) {
+      s->kind = StmtKind::Continue;
+      expect(Tok::Semicolon, "after 'continue'");
     } else {
       s = simple_statement();
       expect(Tok::Semicolon, "after the statement");

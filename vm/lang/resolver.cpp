@@ -68,6 +68,8 @@ class Resolver {
         scopes_.pop_back();
         break;
       case StmtKind::Block: statements(s.body); break;
+      case StmtKind::Break:
+      case StmtKind::Continue: break;
     }
   }
   void expression(Expr& e) {
