@@ -47,13 +47,15 @@ void ThreadPool::run(const std::function<void(unsigned)>& job) {
     job(0);
     return;
   }
-  wait_for_workers();  // a hold_awake's job may still be running
   job_ = &job;
   running_.store(size_ - 1, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   job(0);
-  wait_for_workers();
+  auto finished = [this] { return running_.load(std::memory_order_acquire) == 0; };
+  if (spin_until(finished, kSpinMicroseconds)) return;
+  for (unsigned left; (left = running_.load(std::memory_order_acquire)) != 0;)
+    running_.wait(left, std::memory_order_acquire);
 }
 
 void ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task) {
@@ -64,22 +66,9 @@ void ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void(std
 }
 
 void ThreadPool::hold_awake(std::chrono::steady_clock::time_point until) {
-  if (size_ == 1) return;
-  wait_for_workers();
-  static const std::function<void(unsigned)> kNothing = [](unsigned) {};
   hold_until_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count(),
                        std::memory_order_relaxed);
-  job_ = &kNothing;
-  running_.store(size_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
-}
-
-void ThreadPool::wait_for_workers() {
-  auto finished = [this] { return running_.load(std::memory_order_acquire) == 0; };
-  if (spin_until(finished, kSpinMicroseconds)) return;
-  for (unsigned left; (left = running_.load(std::memory_order_acquire)) != 0;)
-    running_.wait(left, std::memory_order_acquire);
+  run([](unsigned) {});
 }
 
 void ThreadPool::work(unsigned index) {

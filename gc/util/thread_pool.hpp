@@ -15,8 +15,7 @@
 // one after another, and on the 16-core VM the last one started its job up to 3 ms
 // late.) A worker that finishes a job spins for kSpinMicroseconds before it blocks,
 // so the phase that follows at once (the sweep after the mark) finds it awake.
-// `hold_awake` stretches that: it posts a no-op job and returns, and the workers poll
-// after it until a given time,
+// `hold_awake` stretches that: after a no-op job, the workers poll until a given time,
 // for a caller that knows a job comes soon but is busy elsewhere meanwhile (the sweep
 // after a device mark, while the host only waits for the device): the job then finds
 // its threads awake and their cores out of their idle states.
@@ -55,8 +54,7 @@ class ThreadPool {
   void for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task);
 
   /// Wakes every worker and keeps it polling for the next job until `until` (at least
-  /// kSpinMicroseconds after it woke); returns at once, without waiting for the workers
-  /// to wake (the next `run` waits for them if it must).
+  /// kSpinMicroseconds after this call); returns once every worker is awake.
   void hold_awake(std::chrono::steady_clock::time_point until);
 
   /// The thread count `threads` stands for (0 = hardware threads, at least 1).
@@ -64,8 +62,6 @@ class ThreadPool {
 
  private:
   void work(unsigned index);
-  /// Returns when no worker is in a job.
-  void wait_for_workers();
 
   unsigned size_;
   std::vector<std::thread> workers_;
