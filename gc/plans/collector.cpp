@@ -1,7 +1,5 @@
 #include "gc/plans/collector.hpp"
 
-#include <algorithm>
-#include <chrono>
 #include <stdexcept>
 
 #include "gc/device/device_backend.hpp"
@@ -119,10 +117,6 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.remembered_roots = young_roots_.size() - roots.size();
   }
   const MarkRequest request{heap_.graph(), mark_roots, heap_.blocks().high_water(), &heap_.graph().changes(), premarked};
-  if (sweep_pool_ && last_device_mark_ms_ > 0)
-    sweep_pool_->hold_awake(std::chrono::steady_clock::now() +
-                            std::chrono::microseconds(static_cast<std::int64_t>(
-                                std::min(last_device_mark_ms_ * 1.25, kHoldSweepPoolMs) * 1000)));
   try {
     stats.mark = marker_->mark(request, marks_);
   } catch (const DeviceError& e) {
@@ -154,7 +148,6 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     if (!sweep_pool_) sweep_pool_ = std::make_unique<ThreadPool>(0);
     pool = sweep_pool_.get();
   }
-  last_device_mark_ms_ = pool != nullptr && pool == sweep_pool_.get() ? stats.mark.mark_ms : 0;
   const bool parallel_sweep = pool != nullptr && large;
   stats.sweep = parallel_sweep ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
   if (generations != nullptr) {

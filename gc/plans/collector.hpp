@@ -8,11 +8,7 @@
 // in parallel when the heap has at least kParallelSweepMinBlocks blocks (sweep.hpp):
 // on the marker's thread pool when it has one, and for device markers (whose host
 // threads are otherwise idle in the pause) on a pool of every hardware thread that
-// the collector owns; else, and for the serial marker, serially. That pool is held
-// awake through a device mark (ThreadPool::hold_awake, for as long as the last device
-// mark took, at most kHoldSweepPoolMs): the sweep then starts at once on cores out of
-// their idle states, as the parallel marker's sweep does on its warm threads; it costs
-// host CPU time while the device marks, which the collection's cpu_ms shows.
+// the collector owns; else, and for the serial marker, serially.
 //
 // On a generational heap (gc/heap/generations.hpp) a collection is young or full. A young
 // one marks from the roots plus the remembered set's young targets with every mature
@@ -123,9 +119,6 @@ void check_mark(const MarkRequest& request, const BlockAllocator& blocks, const 
 
 class Collector {
  public:
-  /// The longest a device mark holds the sweep pool awake.
-  static constexpr double kHoldSweepPoolMs = 20;
-
   Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify, DeviceFallback fallback = {});
   ~Collector();
 
@@ -149,7 +142,6 @@ class Collector {
   std::vector<ObjectId> young_roots_;
   std::uint64_t collections_ = 0;
   std::unique_ptr<ThreadPool> sweep_pool_;  // device markers' parallel sweep, made on first use
-  double last_device_mark_ms_ = 0;          // how long sweep_pool_ is held awake through the next mark
 };
 
 }  // namespace gcvm

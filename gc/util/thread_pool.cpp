@@ -1,6 +1,5 @@
 #include "gc/util/thread_pool.hpp"
 
-#include <algorithm>
 #include <chrono>
 
 namespace gcvm {
@@ -65,22 +64,11 @@ void ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void(std
   });
 }
 
-void ThreadPool::hold_awake(std::chrono::steady_clock::time_point until) {
-  hold_until_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count(),
-                       std::memory_order_relaxed);
-  run([](unsigned) {});
-}
-
 void ThreadPool::work(unsigned index) {
   std::uint64_t seen = 0;
   for (;;) {
     auto published = [&] { return generation_.load(std::memory_order_acquire) != seen; };
-    const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::steady_clock::now().time_since_epoch())
-                                    .count();
-    const std::int64_t held_us = (hold_until_ns_.load(std::memory_order_relaxed) - now_ns) / 1000;
-    const auto poll_us = static_cast<unsigned>(std::max<std::int64_t>(kSpinMicroseconds, held_us));
-    if (!spin_until(published, poll_us))
+    if (!spin_until(published, kSpinMicroseconds))
       while (!published()) generation_.wait(seen, std::memory_order_acquire);
     seen = generation_.load(std::memory_order_acquire);
     if (stopping_) return;

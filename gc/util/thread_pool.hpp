@@ -15,16 +15,11 @@
 // one after another, and on the 16-core VM the last one started its job up to 3 ms
 // late.) A worker that finishes a job spins for kSpinMicroseconds before it blocks,
 // so the phase that follows at once (the sweep after the mark) finds it awake.
-// `hold_awake` stretches that: after a no-op job, the workers poll until a given time,
-// for a caller that knows a job comes soon but is busy elsewhere meanwhile (the sweep
-// after a device mark, while the host only waits for the device): the job then finds
-// its threads awake and their cores out of their idle states.
 //
 // One job at a time: `run` must not be called concurrently or from inside a job.
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <thread>
@@ -53,10 +48,6 @@ class ThreadPool {
   /// have returned. The same guarantees as `run`.
   void for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task);
 
-  /// Wakes every worker and keeps it polling for the next job until `until` (at least
-  /// kSpinMicroseconds after this call); returns once every worker is awake.
-  void hold_awake(std::chrono::steady_clock::time_point until);
-
   /// The thread count `threads` stands for (0 = hardware threads, at least 1).
   static unsigned resolve(unsigned threads);
 
@@ -68,7 +59,6 @@ class ThreadPool {
   const std::function<void(unsigned)>* job_ = nullptr;  // written before generation_ is bumped
   bool stopping_ = false;                                // likewise
   alignas(64) std::atomic<std::uint64_t> generation_{0};
-  std::atomic<std::int64_t> hold_until_ns_{0};  // steady_clock; workers poll until then
   alignas(64) std::atomic<unsigned> running_{0};  // workers still in the current job
 };
 

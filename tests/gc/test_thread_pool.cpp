@@ -43,22 +43,3 @@ TEST_CASE("thread pool: jobs after the workers fell asleep, and a pool destroyed
   CHECK(ThreadPool::resolve(0) >= 1);
   CHECK(ThreadPool::resolve(5) == 5);
 }
-
-TEST_CASE("thread pool: workers held awake run the next job, before and after the hold ends, and in destruction") {
-  ThreadPool pool(4);
-  for (const auto hold : {std::chrono::microseconds(0), std::chrono::microseconds(2000)}) {
-    pool.hold_awake(std::chrono::steady_clock::now() + hold);
-    for (const auto wait : {std::chrono::microseconds(500), std::chrono::microseconds(4000)}) {
-      std::this_thread::sleep_for(wait);  // within the hold, then past it (the workers sleep again)
-      std::atomic<unsigned> ran{0};
-      pool.for_each_task(100, [&](std::uint64_t) { ran.fetch_add(1); });
-      CHECK(ran.load() == 100);
-    }
-  }
-  {
-    ThreadPool held(3);
-    held.hold_awake(std::chrono::steady_clock::now() + std::chrono::seconds(10));  // destroyed while polling
-  }
-  ThreadPool single(1);
-  single.hold_awake(std::chrono::steady_clock::now() + std::chrono::milliseconds(1));
-}
