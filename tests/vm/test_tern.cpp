@@ -339,5 +339,6 @@ TEST_CASE("stringFromBytes and StringBuilder misuse: run-time errors name the by
     CHECK(r.out.empty());
     CHECK(r.err.find(c.error) != std::string::npos);
     CHECK(r.err.find(c.frame) != std::string::npos);
+    std::remove(file.c_str());
   }
 }
