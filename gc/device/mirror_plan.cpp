@@ -25,14 +25,6 @@ constexpr std::uint64_t kSlicesPerThread = 8;
 constexpr std::uint64_t align8(std::uint64_t bytes) { return (bytes + 7) / 8 * 8; }
 constexpr std::uint64_t length(ElementRange r) { return r.end - r.begin; }
 
-void for_each_slice(ThreadPool* pool, std::uint64_t count, const std::function<void(std::uint64_t)>& task) {
-  if (pool != nullptr && pool->size() > 1) {
-    pool->for_each_task(count, task);
-  } else {
-    for (std::uint64_t s = 0; s < count; ++s) task(s);
-  }
-}
-
 /// Entries per slice of an index space of `entries`: a power of two (so slices never
 /// cross a 2^32 segment), whole change-bitmap chunks, about kSlicesPerThread per thread.
 std::uint64_t slice_entries(std::uint64_t entries, unsigned threads) {
@@ -198,7 +190,7 @@ void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPoo
   const std::uint64_t edge_slices = (edge_count + edge_step - 1) / edge_step;
 
   plan.reset(vertex_slices + edge_slices);
-  for_each_slice(pool, plan.slices.size(), [&](std::uint64_t s) {
+  for_each_task(pool, plan.slices.size(), [&](std::uint64_t s) {
     MirrorPlan::Slice& out = plan.slices[s];
     if (s < vertex_slices) {
       const ElementRange slice{s * vertex_step, std::min((s + 1) * vertex_step, vertex_count)};
@@ -328,7 +320,7 @@ void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte*
     value_word += count;
   };
 
-  for_each_slice(pool, plan.slices.size(), [&](std::uint64_t s) {
+  for_each_task(pool, plan.slices.size(), [&](std::uint64_t s) {
     const MirrorPlan::Slice& slice = plan.slices[s];
     auto* pair = reinterpret_cast<std::uint32_t*>(buffer + slice.pair_offset);
     for (ElementRange r : slice.edge_pairs)

@@ -188,11 +188,7 @@ void Heap::settle_sweep(std::span<SweepDebt> debts, ThreadPool* pool) {
   for (const SweepDebt& debt : debts) ranges.emplace_back(debt.edge_ranges);
   graph_.release_edges_in_order(ranges, EdgeSpace::ReleaseOrder::LastFirst,
                                 [pool](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
-                                  if (pool != nullptr) {
-                                    pool->for_each_task(count, body);
-                                  } else {
-                                    for (std::uint64_t i = 0; i < count; ++i) body(i);
-                                  }
+                                  for_each_task(pool, count, body);
                                 });
   for (SweepDebt& debt : debts) {
     releaser_.release(debt.storage);

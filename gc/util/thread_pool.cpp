@@ -77,4 +77,12 @@ void ThreadPool::work(unsigned index) {
   }
 }
 
+void for_each_task(ThreadPool* pool, std::uint64_t tasks, const std::function<void(std::uint64_t)>& task) {
+  if (pool != nullptr && pool->size() > 1) {
+    pool->for_each_task(tasks, task);
+  } else {
+    for (std::uint64_t t = 0; t < tasks; ++t) task(t);
+  }
+}
+
 }  // namespace gcvm

@@ -62,4 +62,9 @@ class ThreadPool {
   alignas(64) std::atomic<unsigned> running_{0};  // workers still in the current job
 };
 
+/// Calls task(t) once for every t in [0, tasks): on the threads of `pool` (as
+/// ThreadPool::for_each_task) when there is a pool of more than one thread, else in
+/// order on the calling thread.
+void for_each_task(ThreadPool* pool, std::uint64_t tasks, const std::function<void(std::uint64_t)>& task);
+
 }  // namespace gcvm
