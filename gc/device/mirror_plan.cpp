@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 #include <functional>
+#include <span>
 
 #include "gc/util/thread_pool.hpp"
 
@@ -78,7 +79,7 @@ void plan_slice(Walk&& walk, std::uint64_t entry_bytes, std::uint64_t run_min, s
 }
 
 /// Appends `ranges` to `to`, joining a range that starts where the last one ends.
-void append_joined(std::vector<ElementRange>& to, const std::vector<ElementRange>& ranges) {
+void append_joined(std::vector<ElementRange>& to, std::span<const ElementRange> ranges) {
   for (ElementRange r : ranges) {
     if (!to.empty() && to.back().end == r.begin)
       to.back().end = r.end;
@@ -247,13 +248,7 @@ void add_mirror_growth(GraphChanges& changes, ElementRange vertices, ElementRang
     const std::uint64_t chunk = ChangeBitmap::kIndicesPerChunk;
     if (const std::uint64_t aligned = (grown.begin + chunk - 1) / chunk * chunk; aligned < grown.end)
       bits.take_runs(aligned, grown.end, [](std::uint64_t, std::uint64_t) {});
-    for (const MirrorArray array : arrays) {
-      std::vector<ElementRange>& direct = plan.direct[static_cast<int>(array)];
-      if (!direct.empty() && direct.back().end == grown.begin)
-        direct.back().end = grown.end;
-      else
-        direct.push_back(grown);
-    }
+    for (const MirrorArray array : arrays) append_joined(plan.direct[static_cast<int>(array)], {&grown, 1});
     plan.changed_bytes += length(grown) * entry_bytes;
     plan.direct_bytes += length(grown) * entry_bytes;
   };
