@@ -82,12 +82,14 @@ void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> bat
   for_each(batches.size(), [&](std::uint64_t b) {
     std::vector<std::uint64_t>& per_class = class_scratch();
     ClassCounts& touched = counts[b];
+    std::uint64_t slots = 0;  // summed here: neighbouring batches' totals share cache lines
     for (const EdgeRange& r : batches[b]) {
       if (r.count == 0) continue;
       const std::size_t c = class_index(r.count);
       if (per_class[c]++ == 0) touched.emplace_back(static_cast<std::uint32_t>(c), 0);
-      freed[b] += size_class(r.count);
+      slots += size_class(r.count);
     }
+    freed[b] = slots;
     for (auto& [c, n] : touched) {
       n = per_class[c];
       per_class[c] = 0;
