@@ -325,7 +325,7 @@ class OpenClBackend final : public DeviceBackend {
     const auto capacity = static_cast<cl_uint>(std::max<std::uint64_t>(vertices_, 1));
     set_args(async_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), queues_[0].get(), capacity,
              chunks_.get(), chunk_capacity_, state_.get(), l.flags, l.fallback_threshold, l.narrow_rounds);
-    launch_kernel(async_, l.groups, "the async mark kernel");
+    launch_kernel(async_, l.groups, "the async mark kernel", GCVM_ASYNC_GROUP_SIZE);
   }
 
   std::vector<ObjectId> gather_async_queue(std::uint32_t tail, std::uint32_t capacity) override {
@@ -344,7 +344,9 @@ class OpenClBackend final : public DeviceBackend {
     return pending;
   }
 
-  std::uint32_t async_resident_groups() const override { return std::max(1u, info_.resident_groups); }
+  std::uint32_t async_resident_groups() const override {
+    return std::max(1u, info_.resident_groups) * (GCVM_GROUP_SIZE / GCVM_ASYNC_GROUP_SIZE);
+  }
 
   void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& l) override {
     const auto [table_chunks, pool_chunks] = lane_pool_size(vertices_, l.groups);
@@ -560,8 +562,8 @@ class OpenClBackend final : public DeviceBackend {
     check(status, fmt::format("clCreateKernel({})", name).c_str());
     return kernel;
   }
-  void launch_kernel(cl_kernel kernel, std::uint32_t groups, const char* what) {
-    const std::size_t local = GCVM_GROUP_SIZE;
+  void launch_kernel(cl_kernel kernel, std::uint32_t groups, const char* what,
+                     std::size_t local = GCVM_GROUP_SIZE) {
     const std::size_t global = std::size_t{std::max<std::uint32_t>(groups, 1)} * local;
     check(clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr), what);
   }

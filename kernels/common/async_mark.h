@@ -1,77 +1,203 @@
-/* gpu-bfs's async mode: a breadth-first-like mark with no level barrier, for deep
- * heaps, written once in the dialect of portable.h (the level mode is bfs_mark.h).
+/* gpu-bfs's async mode: a mark with no level barrier, for deep heaps, written once in
+ * the dialect of portable.h (the level mode is bfs_mark.h).
  *
  * Why. A level-synchronous BFS pays one launch (or one grid-wide barrier) per BFS
- * level, about 19 µs on the H100; a compiler's heap has 325 levels, so the mark is
- * latency-bound however wide its middle levels are. Here one persistent launch marks
- * everything: work moves through one global array queue and never waits for a level.
+ * level, about 19 µs on the H100, and real heaps are deep (a compiler's heap has
+ * thousands of levels, mostly long chains). Here one persistent launch marks
+ * everything, and the cost that matters is one hop along a chain: the time from
+ * claiming an object to scanning it. So a hop touches no shared global word: it is a
+ * round of one small work group (GCVM_ASYNC_GROUP_SIZE threads, a few barriers) over
+ * its own work in work-group memory, and global memory sees only the graph's reads,
+ * the mark bitmap's claims, and traffic when work moves between groups.
  *
- * The queue. Every reachable object enters it once (claims are atomic, as in
- * bfs_mark.h), so an array of V slots never wraps; slots are GCVM_NULL_REF until
- * written. Producers reserve slots with one atomic add on ASYNC_TAIL per flush of a
- * group's staging buffer (Cederman et al.'s batching, ../papers). Consumers take
- * tickets: a group takes the next GROUP_SIZE slots with one atomic add on ASYNC_HEAD,
- * each thread owning one slot, and a thread processes its slot as soon as it is
- * written, whether or not its neighbours' are; the group takes new tickets when all of
- * its slots are taken. A taken slot is overwritten with GCVM_SLOT_TAKEN.
+ * A group's work. Each group keeps the objects it discovered and has not scanned in a
+ * ring of GCVM_ASYNC_RING entries in work-group memory, [bottom, top). A round takes
+ * the newest GCVM_ASYNC_GROUP_SIZE of them (LIFO: depth first, so trees and chains
+ * keep the ring short), one object per thread, and walks the concatenated references
+ * of all of them one reference per thread per step (offsets from a prefix sum over the
+ * degrees, the owner found by binary search: the flattened form of Maas §5.2's
+ * wide-object handling), so every thread is busy whatever the degrees. What the round
+ * claims goes on top of the ring.
  *
- * Kept work. A group keeps up to GROUP_SIZE of the objects it discovered in a round in
- * work-group memory and scans them in the next round with the threads whose ticket
- * slot is not ready, publishing only the rest. A chain (a linked list, a deep narrow
- * part of a heap) then stays in one group and costs one round per object, with no
- * global queue traffic; wide frontiers still spread through the queue.
+ * Moving work between groups: one global array queue. Every reachable object enters it
+ * at most once (roots by the seed kernel; other objects only when a group publishes
+ * them, and a group publishes only objects it discovered itself), so an array of V
+ * slots never wraps; slots are GCVM_NULL_REF until written. A group publishes the
+ * oldest objects of its ring (Cederman et al.'s batching: one reservation on
+ * ASYNC_TAIL for the batch) when the ring would overflow, when groups are idle and it
+ * holds more than one round of work (it keeps one round's worth), and on STOP.
+ * Consumers take tickets: a group takes the next GROUP_SIZE slots with one atomic add
+ * on ASYNC_HEAD, each thread owning one slot; a slot found written is marked
+ * GCVM_SLOT_TAKEN and its object is pushed on top of the ring, so it is scanned in the
+ * same round (at most GROUP_SIZE are found, and a round takes GROUP_SIZE from the
+ * top): found objects never stay in a ring, which is why a ring holds only the group's
+ * own discoveries. A group takes new tickets once all of its slots are taken.
  *
- * A round. Each thread holds at most one object; the group walks the concatenated
- * references of all of them, plus one chunk of a huge object when fewer than half of
- * its threads have an object, one reference per thread per step (offsets from a
- * prefix sum over the degrees, the owner found by binary search: the flattened form of
- * Maas §5.2's wide-object handling). Every thread is busy whatever the degrees, reads
- * are coalesced within an object, and a round has one loop of steps: no loop with
- * barriers nests in another (PoCL's work-group compiler takes minutes over nested
- * ones). Huge objects (more than GCVM_CHUNK_SPLIT references) go to the chunk queue.
- * So the level mode's offsets=, vector= and wide= options do not apply here.
+ * Termination, and why nothing can deadlock. PENDING counts work not yet done:
+ * objects in the queue (raised before the reservation that makes their slots
+ * visible), chunks of huge objects (raised when offered, lowered when scanned), and
+ * one for each group that holds objects in its ring (busy). A group settles PENDING
+ * once, at the end of a round, with one atomic add of (busy now) - (busy before) -
+ * (objects found in its slots) - (chunks it scanned), and only when that is not zero:
+ * a group going down a chain changes nothing. Work a group holds during a round is
+ * covered by its busy count or by the found objects' and chunks' own counts until that
+ * add, and what it published was counted before it could be seen, so PENDING = 0 means
+ * no work exists anywhere, and none can appear again: a group without work that sees
+ * 0 leaves. Idle groups poll (with a back-off where the device has one) their ticket
+ * slots and the shared words; busy groups look at the shared words and the chunk queue
+ * every GCVM_ASYNC_POLL rounds. A thread waits for one thing only: a reserved chunk
+ * item, which the running thread that reserved it writes without waiting. Tickets are
+ * held only by running groups, and a group never blocks on its ticket slots, so work
+ * is never stranded in a group that has not started (PoCL runs groups one after
+ * another); any grid size is correct, and the grid is sized to the device's resident
+ * groups for speed only.
  *
- * Termination, and why nothing can deadlock. PENDING counts work items not yet done:
- * queued objects (raised when slots are reserved, before anyone can see them), kept
- * objects, chunks (raised when offered). A group lowers it by what it finished in a
- * round, in the same atomic add that raises it by what it kept (its unfinished items
- * keep PENDING above zero until then). Whatever a finished item produced was counted
- * before the item was uncounted, so PENDING = 0 means no work exists anywhere, and no
- * work can appear again: every group that sees 0 leaves. A thread waits for only two
- * things: a reserved queue or chunk slot, which the running thread that reserved it
- * writes without waiting for anything; and its own ticket slot, which is either below
- * the final ASYNC_TAIL (then written as above) or never written, and then PENDING
- * reaches 0. Tickets are held only by running groups, so work is never stranded in a
- * group that has not started (PoCL runs groups one after another); any grid size is
- * correct, and the grid is sized to the device's resident groups for speed only.
+ * Narrow tails (GCVM_BFS_FALLBACK): a group with work that sees fewer than `threshold`
+ * units of work pending for `narrow_rounds` rounds in a row (counted at its polls)
+ * sets STOP. Each group then publishes its ring to the queue and leaves after its
+ * round. What is left is on the queue (slots below ASYNC_TAIL that are not
+ * GCVM_SLOT_TAKEN: gcvm_async_gather collects them, at most PENDING of them) and in the
+ * chunk queue (items CHUNK_HEAD to CHUNK_TAIL), and the host finishes the mark on the
+ * CPU (gc/markers/cpu_finish.hpp).
  *
- * Narrow tails (GCVM_BFS_FALLBACK): a group that finishes work in `narrow_rounds`
- * rounds in a row (one object or more each: hops along the narrow part) and sees
- * fewer than `threshold` items pending after each sets STOP. Each group then
- * publishes its kept objects to the queue and leaves after its round. What is left is
- * on the queue (slots below ASYNC_TAIL that are not GCVM_SLOT_TAKEN: gcvm_async_gather
- * collects them) and in the chunk queue (items CHUNK_HEAD to CHUNK_TAIL), and the host
- * finishes the mark on the CPU (gc/markers/cpu_finish.hpp).
+ * Huge objects (more than GCVM_CHUNK_SPLIT references) go to the chunk queue; a group
+ * with fewer than half of its threads busy takes a chunk when it polls, and walks the
+ * chunk's references after its objects' in the same steps. So the level mode's
+ * offsets=, vector= and wide= options do not apply here.
+ *
+ * PoCL: every barrier is reached by all threads of a group (no barrier under a branch,
+ * even a uniform one), and loops with barriers nest at most two deep (the round loop,
+ * and the scan's and steps' loops inside it): PoCL's work-group compiler takes minutes
+ * over deeper nests.
  */
 #ifndef GCVM_KERNELS_ASYNC_MARK_H
 #define GCVM_KERNELS_ASYNC_MARK_H
 
 #include "bfs_mark.h"
 
+#define GCVM_ASYNC_RING_MASK (GCVM_ASYNC_RING - 1u)
+/* A ring holds at most this many objects between steps, so that one step's
+ * discoveries (at most GROUP_SIZE) and a round's found objects always fit. */
+#define GCVM_ASYNC_RING_LIMIT (GCVM_ASYNC_RING - 2u * GCVM_ASYNC_GROUP_SIZE)
+
 struct gcvm_async_shared {
-  struct gcvm_bfs_shared bfs;
-  gcvm_u32 keep[GCVM_GROUP_SIZE]; /* kept objects, [0, keep_count) */
-  gcvm_u32 keep_count;
-  gcvm_u32 keep_taken; /* threads that asked for a kept object this round */
-  gcvm_u32 ticket;     /* the first queue slot of this group's tickets */
-  gcvm_u32 open_slots; /* this group's ticket slots not yet taken */
-  gcvm_u32 processed;  /* objects scanned this round */
-  gcvm_u32 narrow_rounds; /* rounds in a row with work while fewer than `threshold` items were pending */
-  gcvm_u32 stop;
-  gcvm_u32 exit_flag;
-  gcvm_u32 refresh;       /* 1: every ticket slot is taken, take new tickets */
-  gcvm_u32 kept_total;
+  gcvm_u64 first[GCVM_ASYNC_GROUP_SIZE];      /* first edge of each thread's object */
+  gcvm_u32 sums[2][GCVM_ASYNC_GROUP_SIZE];    /* the degree scan's two buffers */
+  gcvm_u32 base[GCVM_ASYNC_GROUP_SIZE];       /* exclusive prefix sum of the degrees */
+  gcvm_u32 ring[GCVM_ASYNC_RING];             /* discovered, not scanned: [bottom, top) */
+  gcvm_u64 chunk_item;                        /* the chunk this round walks, or GCVM_CHUNK_NONE */
+  gcvm_u32 bottom, top;                       /* ring positions, modulo 2^32 */
+  gcvm_u32 take_from, taken;                  /* this round's objects: ring[take_from, + taken) */
+  gcvm_u32 found;                             /* objects found in ticket slots this round */
+  gcvm_u32 open_slots;                        /* ticket slots not yet taken */
+  gcvm_u32 ticket;                            /* the first queue slot of this group's tickets */
+  gcvm_u32 spill_base, spill_from, spill_count;
+  gcvm_u32 busy;                              /* 1 while the group counts itself in PENDING */
+  gcvm_u32 pending_seen, stop_seen, idle_seen; /* the shared words at the last poll */
+  gcvm_u32 exit_flag, refresh;
+  gcvm_u32 narrow_rounds, idle_rounds, rounds;
+  gcvm_u32 last_poll; /* the round of the last poll */
+  gcvm_u32 published, claimed, traversed, chunks;
 };
+
+/* Collective: when more than `limit` objects are in the ring, publishes the oldest of
+ * them, all but `keep` (keep <= limit), to the queue with one reservation. */
+GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM_GLOBAL gcvm_u32* queue,
+                                  GCVM_GLOBAL gcvm_u32* state, gcvm_u32 limit, gcvm_u32 keep) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  GCVM_BARRIER();
+  if (lid == 0u) {
+    const gcvm_u32 count = sh->top - sh->bottom;
+    const gcvm_u32 n = count > limit ? count - keep : 0u;
+    sh->spill_count = n;
+    sh->spill_from = sh->bottom;
+    if (n != 0u) {
+      GCVM_ATOMIC_ADD(state + GCVM_STATE_PENDING, n);
+      GCVM_GLOBAL_FENCE(); /* counted before any consumer can see the slots */
+      sh->spill_base = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_TAIL, n);
+      sh->bottom += n;
+      sh->published += n;
+    }
+  }
+  GCVM_BARRIER();
+  const gcvm_u32 n = sh->spill_count;
+  const gcvm_u32 at = sh->spill_base;
+  const gcvm_u32 from = sh->spill_from;
+  for (gcvm_u32 i = lid; i < n; i += GCVM_ASYNC_GROUP_SIZE) queue[at + i] = sh->ring[(from + i) & GCVM_ASYNC_RING_MASK];
+  GCVM_BARRIER();
+}
+
+/* The owner of reference `e` of a round: the last thread whose prefix is <= e. */
+GCVM_DEVICE gcvm_u32 gcvm_async_owner(const GCVM_LOCAL struct gcvm_async_shared* sh, gcvm_u32 e) {
+  gcvm_u32 lo = 0u;
+  gcvm_u32 hi = GCVM_ASYNC_GROUP_SIZE - 1u;
+  while (lo < hi) {
+    const gcvm_u32 mid = (lo + hi + 1u) / 2u;
+    if (sh->base[mid] <= e)
+      lo = mid;
+    else
+      hi = mid - 1u;
+  }
+  return lo;
+}
+
+/* Collective: visits the references of this thread's object `v` (GCVM_NULL_REF: none)
+ * and of the chunk item `item` (GCVM_CHUNK_NONE: none, uniformly) with the whole
+ * group, pushing what it claims on the ring; huge objects are offered to the chunk
+ * queue instead. */
+GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                 GCVM_GLOBAL gcvm_u32* queue, GCVM_GLOBAL gcvm_u32* state,
+                                 struct gcvm_chunk_queue chunks, GCVM_LOCAL struct gcvm_async_shared* sh, gcvm_u32 v,
+                                 gcvm_u64 item, gcvm_u32* traversed, gcvm_u32* claimed) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  gcvm_u32 refs = 0u;
+  gcvm_u64 first = 0u;
+  if (v != GCVM_NULL_REF) {
+    refs = degree[v];
+    first = begin[v];
+    if (refs > GCVM_CHUNK_SPLIT) {
+      gcvm_offer_chunks(chunks, v, refs);
+      refs = 0u;
+    }
+  }
+  gcvm_u64 chunk_from = 0u;
+  gcvm_u64 chunk_end = 0u;
+  if (item != GCVM_CHUNK_NONE) gcvm_chunk_edges(begin, degree, item, &chunk_from, &chunk_end);
+  sh->first[lid] = first;
+  sh->sums[0][lid] = refs;
+  GCVM_BARRIER();
+  gcvm_u32 in = 0u;
+  for (gcvm_u32 offset = 1u; offset < GCVM_ASYNC_GROUP_SIZE; offset <<= 1) {
+    gcvm_u32 sum = sh->sums[in][lid];
+    if (lid >= offset) sum += sh->sums[in][lid - offset];
+    sh->sums[in ^ 1u][lid] = sum;
+    in ^= 1u;
+    GCVM_BARRIER();
+  }
+  const gcvm_u32 objects_total = sh->sums[in][GCVM_ASYNC_GROUP_SIZE - 1u];
+  sh->base[lid] = sh->sums[in][lid] - refs;
+  const gcvm_u32 total = objects_total + (gcvm_u32)(chunk_end - chunk_from);
+  for (gcvm_u32 step = 0u; step < total; step += GCVM_ASYNC_GROUP_SIZE) {
+    GCVM_BARRIER(); /* the prefixes are written; the last step's spill is done */
+    const gcvm_u32 e = step + lid;
+    gcvm_u32 target = GCVM_NULL_REF;
+    if (e < objects_total) {
+      const gcvm_u32 owner = gcvm_async_owner(sh, e);
+      target = edges[sh->first[owner] + (e - sh->base[owner])];
+    } else if (e < total) {
+      target = edges[chunk_from + (e - objects_total)];
+    }
+    if (target != GCVM_NULL_REF) {
+      ++*traversed;
+      if (gcvm_claim(marks, target)) {
+        ++*claimed;
+        sh->ring[GCVM_ATOMIC_ADD(&sh->top, 1u) & GCVM_ASYNC_RING_MASK] = target;
+      }
+    }
+    gcvm_async_spill(sh, queue, state, GCVM_ASYNC_RING_LIMIT, GCVM_ASYNC_RING / 2u);
+  }
+}
 
 /* Level 0 of async mode: claims the roots into the queue (ASYNC_TAIL, PENDING). */
 GCVM_DEVICE void gcvm_bfs_async_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count,
@@ -83,158 +209,127 @@ GCVM_DEVICE void gcvm_bfs_async_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32
                    (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE, marks, sh, out);
 }
 
-/* Collective, at the end of a round: keeps up to GROUP_SIZE objects (those left
- * from before first, then the newest discoveries), publishes the rest, settles
- * PENDING, and decides whether the group leaves. `finished` = objects and chunks the
- * group completed this round. */
-GCVM_DEVICE void gcvm_async_round_end(GCVM_LOCAL struct gcvm_async_shared* sh, struct gcvm_out out,
-                                      GCVM_GLOBAL gcvm_u32* state, gcvm_u32 finished, gcvm_u32 flags,
-                                      gcvm_u32 threshold, gcvm_u32 narrow_rounds) {
-  GCVM_LOCAL struct gcvm_bfs_shared* b = &sh->bfs;
-  const gcvm_u32 lid = GCVM_LOCAL_ID();
-  if (lid == 0u) sh->stop = GCVM_VOLATILE_LOAD(state + GCVM_STATE_STOP);
-  GCVM_BARRIER();
-  const int stop = sh->stop != 0u;
-  const gcvm_u32 taken = sh->keep_taken < sh->keep_count ? sh->keep_taken : sh->keep_count;
-  const gcvm_u32 left = sh->keep_count - taken;
-  const gcvm_u32 staged = b->stage_count;
-  const gcvm_u32 room = stop ? 0u : GCVM_GROUP_SIZE - left;
-  const gcvm_u32 kept = staged < room ? staged : room;
-  const gcvm_u32 carried = lid < left ? sh->keep[taken + lid] : 0u;
-  GCVM_BARRIER();
-  if (lid < left) sh->keep[lid] = carried;
-  if (lid < kept) sh->keep[left + lid] = b->stage[staged - kept + lid];
-  /* On STOP the objects left over from before go out with the discoveries (they were
-   * counted in PENDING when kept, so it is lowered again below). The stage holds at
-   * most STAGE_SLACK + GROUP_SIZE entries here, so they fit. */
-  const gcvm_u32 published = staged - kept;
-  if (stop && lid < left) b->stage[published + lid] = carried;
-  GCVM_BARRIER();
-  if (lid == 0u) b->stage_count = published + (stop ? left : 0u);
-  gcvm_stage_flush(b, out, 1);
-  if (lid == 0u) {
-    sh->keep_count = stop ? 0u : left + kept;
-    sh->kept_total += kept;
-    GCVM_GLOBAL_FENCE();
-    const gcvm_u32 delta = kept - finished - (stop ? left : 0u); /* modulo 2^32 */
-    if (delta != 0u) GCVM_ATOMIC_ADD(state + GCVM_STATE_PENDING, delta);
-    int leave = stop;
-    if (!leave && finished == 0u && sh->keep_count == 0u) {
-      GCVM_GLOBAL_FENCE();
-      leave = GCVM_VOLATILE_LOAD(state + GCVM_STATE_PENDING) == 0u;
-    } else if (!leave && (flags & GCVM_BFS_FALLBACK) != 0u) {
-      GCVM_GLOBAL_FENCE();
-      const gcvm_u32 pending = GCVM_VOLATILE_LOAD(state + GCVM_STATE_PENDING);
-      sh->narrow_rounds = pending < threshold ? sh->narrow_rounds + 1u : 0u;
-      if (sh->narrow_rounds >= narrow_rounds) state[GCVM_STATE_STOP] = 1u;
-    }
-    sh->exit_flag = (gcvm_u32)leave;
-    sh->refresh = sh->open_slots == 0u ? 1u : 0u;
+/* Thread 0, at the end of a round: settles PENDING and the idle count, runs the
+ * narrow-tail test, and decides whether the group leaves. */
+GCVM_DEVICE void gcvm_async_settle(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM_GLOBAL gcvm_u32* state,
+                                   int chunk_done, int polled, gcvm_u32 flags, gcvm_u32 threshold,
+                                   gcvm_u32 narrow_rounds) {
+  const gcvm_u32 busy_before = sh->busy;
+  const gcvm_u32 busy_now = sh->top != sh->bottom ? 1u : 0u;
+  const gcvm_u32 delta = busy_now - busy_before - sh->found - (chunk_done ? 1u : 0u); /* modulo 2^32 */
+  gcvm_u32 pending = sh->pending_seen;
+  if (delta != 0u) pending = GCVM_ATOMIC_ADD(state + GCVM_STATE_PENDING, delta) + delta;
+  if (busy_now != busy_before) GCVM_ATOMIC_ADD(state + GCVM_STATE_IDLE, busy_now != 0u ? 0xFFFFFFFFu : 1u);
+  sh->busy = busy_now;
+  if (chunk_done) ++sh->chunks;
+  int leave = sh->stop_seen != 0u;
+  if (!leave && busy_now == 0u) {
+    leave = pending == 0u;
+    sh->idle_rounds += 1u;
+    if (!leave) GCVM_BACKOFF(32u << (sh->idle_rounds < 5u ? sh->idle_rounds : 5u));
+  } else {
+    sh->idle_rounds = 0u;
   }
-  GCVM_BARRIER();
+  if (!leave && polled && sh->taken != 0u && (flags & GCVM_BFS_FALLBACK) != 0u) {
+    /* Every round since the last poll had work too: a group with work polls every
+     * GCVM_ASYNC_POLL rounds. */
+    const gcvm_u32 rounds_since = sh->rounds - sh->last_poll;
+    sh->narrow_rounds = sh->pending_seen < threshold ? sh->narrow_rounds + rounds_since : 0u;
+    if (sh->narrow_rounds >= narrow_rounds) state[GCVM_STATE_STOP] = 1u;
+  }
+  if (polled) sh->last_poll = sh->rounds;
+  sh->exit_flag = (gcvm_u32)leave;
+  sh->refresh = sh->open_slots == 0u ? 1u : 0u;
+  sh->rounds += 1u;
 }
 
-/* Collective: visits the references of this thread's object `v` (GCVM_NULL_REF:
- * none) and of the chunk item `item` (GCVM_CHUNK_NONE: none, uniformly) with the
- * whole group; huge objects are offered to the chunk queue instead. */
-GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
-                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
-                                 GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out,
-                                 struct gcvm_chunk_queue chunks, gcvm_u32 v, gcvm_u64 item, gcvm_u32* traversed) {
-  const gcvm_u32 lid = GCVM_LOCAL_ID();
-  gcvm_u64 first = 0u;
-  gcvm_u32 refs = 0u;
-  if (v != GCVM_NULL_REF) {
-    refs = degree[v];
-    if (refs > GCVM_CHUNK_SPLIT) {
-      gcvm_offer_chunks(chunks, v, refs);
-      refs = 0u;
-    } else {
-      first = begin[v];
-    }
-  }
-  gcvm_u64 chunk_from = 0u;
-  gcvm_u64 chunk_end = 0u;
-  if (item != GCVM_CHUNK_NONE) gcvm_chunk_edges(begin, degree, item, &chunk_from, &chunk_end);
-  const gcvm_u32 chunk_refs = (gcvm_u32)(chunk_end - chunk_from);
-  sh->wide_first[lid] = first;
-  gcvm_exclusive_scan(sh, refs);
-  const gcvm_u32 objects_total = sh->rounds;
-  const gcvm_u32 total = objects_total + chunk_refs;
-  for (gcvm_u32 base = 0u; base < total; base += GCVM_GROUP_SIZE) {
-    const gcvm_u32 e = base + lid;
-    if (e < objects_total) {
-      const gcvm_u32 owner = gcvm_scan_owner(sh, e);
-      gcvm_visit(marks, sh, edges[sh->wide_first[owner] + (e - sh->scan[owner])], traversed);
-    } else if (e < total) {
-      gcvm_visit(marks, sh, edges[chunk_from + (e - objects_total)], traversed);
-    }
-    gcvm_stage_flush(sh, out, 0);
-  }
-}
-
-/* The async mark: one launch, every group running until no work is pending (or STOP). */
+/* The async mark: one launch of GCVM_ASYNC_GROUP_SIZE-thread groups, every group
+ * running until no work is pending (or STOP). */
 GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                 GCVM_GLOBAL gcvm_u32* queue, gcvm_u32 capacity, GCVM_GLOBAL gcvm_u64* chunk_items,
                                 gcvm_u32 chunk_capacity, GCVM_GLOBAL gcvm_u32* state, gcvm_u32 flags,
                                 gcvm_u32 fallback_threshold, gcvm_u32 narrow_rounds,
                                 GCVM_LOCAL struct gcvm_async_shared* sh) {
-  GCVM_LOCAL struct gcvm_bfs_shared* b = &sh->bfs;
   const gcvm_u32 lid = GCVM_LOCAL_ID();
-  gcvm_bfs_init_shared(b);
   if (lid == 0u) {
-    sh->keep_count = 0u;
+    sh->bottom = 0u;
+    sh->top = 0u;
+    sh->busy = 0u;
+    sh->pending_seen = 1u;
+    sh->stop_seen = 0u;
+    sh->idle_seen = 0u;
     sh->narrow_rounds = 0u;
-    sh->kept_total = 0u;
-    sh->ticket = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_GROUP_SIZE);
+    sh->idle_rounds = 0u;
+    sh->rounds = 0u;
+    sh->last_poll = 0xFFFFFFFFu; /* round 0's poll follows one round */
+    sh->published = 0u;
+    sh->claimed = 0u;
+    sh->traversed = 0u;
+    sh->chunks = 0u;
+    GCVM_ATOMIC_ADD(state + GCVM_STATE_IDLE, 1u);
+    sh->ticket = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE);
   }
   GCVM_BARRIER();
-  const struct gcvm_out out = {queue, state + GCVM_STATE_ASYNC_TAIL, 0, state, 0u, 0u, state + GCVM_STATE_PENDING};
   const struct gcvm_chunk_queue chunks = {chunk_items, state, state + GCVM_STATE_PENDING, chunk_capacity};
   gcvm_u32 slot = sh->ticket + lid;
-  int waiting = slot < capacity && sh->ticket < capacity;
+  int waiting = sh->ticket < capacity && slot < capacity;
   gcvm_u32 traversed = 0u;
-  gcvm_u32 rounds = 0u;
+  gcvm_u32 claimed = 0u;
   for (;;) {
-    /* This thread's object: its ticket slot if written, else a kept object. */
-    gcvm_u32 v = GCVM_NULL_REF;
+    /* This thread's ticket slot, and at a poll the shared words. */
+    gcvm_u32 found = GCVM_NULL_REF;
     if (waiting) {
       const gcvm_u32 seen = GCVM_VOLATILE_LOAD(queue + slot);
       if (seen != GCVM_NULL_REF) {
-        v = seen;
+        found = seen;
         queue[slot] = GCVM_SLOT_TAKEN;
         waiting = 0;
       }
     }
+    const int poll = sh->busy == 0u || sh->rounds % GCVM_ASYNC_POLL == 0u;
     if (lid == 0u) {
-      sh->keep_taken = 0u;
-      sh->processed = 0u;
+      if (poll) {
+        sh->pending_seen = GCVM_VOLATILE_LOAD(state + GCVM_STATE_PENDING);
+        sh->stop_seen = GCVM_VOLATILE_LOAD(state + GCVM_STATE_STOP);
+        sh->idle_seen = GCVM_VOLATILE_LOAD(state + GCVM_STATE_IDLE);
+      }
+      sh->found = 0u;
       sh->open_slots = 0u;
     }
     GCVM_BARRIER();
-    if (v == GCVM_NULL_REF) {
-      const gcvm_u32 k = GCVM_ATOMIC_ADD(&sh->keep_taken, 1u);
-      if (k < sh->keep_count) v = sh->keep[k];
-    }
-    if (v != GCVM_NULL_REF) GCVM_ATOMIC_ADD(&sh->processed, 1u);
+    if (found != GCVM_NULL_REF) sh->ring[(sh->top + GCVM_ATOMIC_ADD(&sh->found, 1u)) & GCVM_ASYNC_RING_MASK] = found;
     if (waiting) GCVM_ATOMIC_ADD(&sh->open_slots, 1u);
     GCVM_BARRIER();
-    if (lid == 0u) b->chunk_item = sh->processed < GCVM_GROUP_SIZE / 2u ? gcvm_take_chunk(chunks) : GCVM_CHUNK_NONE;
+    /* The newest GROUP_SIZE objects of the ring, the found ones among them. */
+    if (lid == 0u) {
+      sh->top += sh->found;
+      const gcvm_u32 count = sh->top - sh->bottom;
+      sh->taken = count < GCVM_ASYNC_GROUP_SIZE ? count : GCVM_ASYNC_GROUP_SIZE;
+      sh->take_from = sh->top - sh->taken;
+      sh->chunk_item =
+          poll && sh->taken < GCVM_ASYNC_GROUP_SIZE / 2u ? gcvm_take_chunk(chunks) : GCVM_CHUNK_NONE;
+    }
     GCVM_BARRIER();
-    const gcvm_u64 item = b->chunk_item;
-    gcvm_async_scan(begin, degree, edges, marks, b, out, chunks, v, item, &traversed);
-    if (lid == 0u && item != GCVM_CHUNK_NONE) ++b->chunks;
-    ++rounds;
-    gcvm_async_round_end(sh, out, state, sh->processed + (item != GCVM_CHUNK_NONE ? 1u : 0u), flags,
-                         fallback_threshold, narrow_rounds);
+    const gcvm_u32 v = lid < sh->taken ? sh->ring[(sh->take_from + lid) & GCVM_ASYNC_RING_MASK] : GCVM_NULL_REF;
+    const gcvm_u64 item = sh->chunk_item;
+    GCVM_BARRIER();
+    if (lid == 0u) sh->top = sh->take_from;
+    gcvm_async_scan(begin, degree, edges, marks, queue, state, chunks, sh, v, item, &traversed, &claimed);
+    /* Publish: everything on STOP; beyond one round's worth while groups are idle. */
+    const int stop = sh->stop_seen != 0u;
+    const int share = sh->idle_seen != 0u;
+    gcvm_async_spill(sh, queue, state, stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING_LIMIT,
+                     stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING / 2u);
+    if (lid == 0u) gcvm_async_settle(sh, state, item != GCVM_CHUNK_NONE, poll, flags, fallback_threshold, narrow_rounds);
+    GCVM_BARRIER();
     if (sh->exit_flag != 0u) break;
     /* New tickets once every slot of the last ones is taken. The barrier is
      * unconditional: PoCL mishandles barriers under branches, even uniform ones. */
     const int refresh = sh->refresh != 0u;
     if (lid == 0u && refresh)
       sh->ticket = GCVM_VOLATILE_LOAD(state + GCVM_STATE_ASYNC_HEAD) < capacity
-                       ? GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_GROUP_SIZE)
+                       ? GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE)
                        : capacity;
     GCVM_BARRIER();
     if (refresh) {
@@ -242,10 +337,15 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
       waiting = sh->ticket < capacity && slot < capacity;
     }
   }
-  gcvm_add_traversed(b, state, traversed);
+  if (traversed != 0u) GCVM_ATOMIC_ADD(&sh->traversed, traversed);
+  if (claimed != 0u) GCVM_ATOMIC_ADD(&sh->claimed, claimed);
+  GCVM_BARRIER();
   if (lid == 0u) {
-    GCVM_ATOMIC_MAX(state + GCVM_STATE_ROUNDS, rounds);
-    if (sh->kept_total != 0u) GCVM_ATOMIC_ADD(state + GCVM_STATE_KEPT, sh->kept_total);
+    if (sh->traversed != 0u)
+      GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_STATE_EDGES_LO), (gcvm_u64)sh->traversed);
+    if (sh->chunks != 0u) GCVM_ATOMIC_ADD(state + GCVM_STATE_CHUNKS_SCANNED, sh->chunks);
+    GCVM_ATOMIC_MAX(state + GCVM_STATE_ROUNDS, sh->rounds);
+    if (sh->claimed > sh->published) GCVM_ATOMIC_ADD(state + GCVM_STATE_KEPT, sh->claimed - sh->published);
   }
 }
 

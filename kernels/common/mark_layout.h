@@ -49,12 +49,18 @@
 #define GCVM_STATE_CHUNK_HEAD (GCVM_STATE_OVERFLOW + 1) /* chunk queue: next item to take */
 #define GCVM_STATE_CHUNK_TAIL (GCVM_STATE_CHUNK_HEAD + 1) /* chunk queue: items reserved */
 #define GCVM_STATE_CHUNKS_SCANNED (GCVM_STATE_CHUNK_TAIL + 1)
-#define GCVM_STATE_ASYNC_HEAD (GCVM_STATE_CHUNKS_SCANNED + 1) /* async: next ticket range of the queue */
-#define GCVM_STATE_ASYNC_TAIL (GCVM_STATE_ASYNC_HEAD + 1)     /* async: queue slots reserved */
-#define GCVM_STATE_PENDING (GCVM_STATE_ASYNC_TAIL + 1)        /* async: work items not yet done */
-#define GCVM_STATE_STOP (GCVM_STATE_PENDING + 1)              /* async: narrow work, hand it to the CPU */
-#define GCVM_STATE_ROUNDS (GCVM_STATE_STOP + 1)               /* async: most rounds of one group */
-#define GCVM_STATE_KEPT (GCVM_STATE_ROUNDS + 1)               /* async: objects kept in a group, not queued */
+/* Async mode's shared words, each hot one on a 128-byte line of its own (32 words), so
+ * that the atomics on the queue's ends and the idle groups' reads of the pending count
+ * do not queue behind one another at one L2 slice. */
+#define GCVM_STATE_LINE 32
+/* async: next ticket range of the queue */
+#define GCVM_STATE_ASYNC_HEAD (((GCVM_STATE_CHUNKS_SCANNED + GCVM_STATE_LINE) / GCVM_STATE_LINE) * GCVM_STATE_LINE)
+#define GCVM_STATE_ASYNC_TAIL (GCVM_STATE_ASYNC_HEAD + GCVM_STATE_LINE) /* async: queue slots reserved */
+#define GCVM_STATE_PENDING (GCVM_STATE_ASYNC_TAIL + GCVM_STATE_LINE)    /* async: work not yet done (async_mark.h) */
+#define GCVM_STATE_STOP (GCVM_STATE_PENDING + GCVM_STATE_LINE)          /* async: narrow work, hand it to the CPU */
+#define GCVM_STATE_IDLE (GCVM_STATE_STOP + 1)                           /* async: groups without work */
+#define GCVM_STATE_ROUNDS (GCVM_STATE_STOP + GCVM_STATE_LINE)           /* async: most rounds of one group */
+#define GCVM_STATE_KEPT (GCVM_STATE_ROUNDS + 1) /* async: objects a group discovered and scanned itself */
 #define GCVM_STATE_WORDS (GCVM_STATE_KEPT + 1)
 #define GCVM_NO_LEVEL 0xFFFFFFFFu
 
@@ -71,6 +77,13 @@
 /* Async mode (kernels/common/async_mark.h): the queue slot a consumer has taken holds
  * GCVM_SLOT_TAKEN (no object id reaches it), a slot not yet written GCVM_NULL_REF. */
 #define GCVM_SLOT_TAKEN 0xFFFFFFFEu
+/* Async mode's work groups are small, so that a round (one hop along a chain of
+ * objects) costs few barriers; each keeps a ring of GCVM_ASYNC_RING objects (a power
+ * of two) in work-group memory, and a group with work looks at the shared words and
+ * the chunk queue every GCVM_ASYNC_POLL rounds. */
+#define GCVM_ASYNC_GROUP_SIZE 64
+#define GCVM_ASYNC_RING (16 * GCVM_ASYNC_GROUP_SIZE)
+#define GCVM_ASYNC_POLL 4u
 
 /* Lane mode (sms=split): every group runs its own BFS from a slice of the roots and
  * keeps its queue as an append log in chunks of this many entries, taken from one

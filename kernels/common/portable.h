@@ -35,6 +35,8 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_GLOBAL_FENCE() __threadfence()
 #define GCVM_ATOMIC_CAS64(p, expected, desired) atomicCAS((p), (expected), (desired))
 #define GCVM_VOLATILE_LOAD64(p) (*(volatile gcvm_u64*)(p))
+/* A polling thread backs off for about `ns` nanoseconds (sm_70 and later). */
+#define GCVM_BACKOFF(ns) __nanosleep(ns)
 
 #elif defined(__OPENCL_VERSION__)
 
@@ -61,6 +63,7 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #define GCVM_ATOMIC_CAS64(p, expected, desired) atom_cmpxchg((p), (expected), (desired))
 #define GCVM_VOLATILE_LOAD64(p) (*(volatile GCVM_GLOBAL gcvm_u64*)(p))
+#define GCVM_BACKOFF(ns) ((void)(ns))
 
 #else
 #error "portable.h is device code: compile it with nvcc or an OpenCL compiler"

@@ -52,7 +52,7 @@ cudaError_t launch_bfs_async(const BfsAsyncArgs& args, cudaStream_t stream);
 cudaError_t launch_async_gather(const std::uint32_t* queue, std::uint32_t tail, std::uint32_t* out,
                                 std::uint32_t capacity, std::uint32_t groups, cudaStream_t stream);
 
-/// Groups of GCVM_GROUP_SIZE threads of the async kernel that fit on one SM.
+/// Groups of GCVM_ASYNC_GROUP_SIZE threads of the async kernel that fit on one SM.
 int bfs_async_groups_per_sm();
 
 cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* degree, const std::uint32_t* edges,

@@ -7,6 +7,11 @@
 
 static_assert(sizeof(gcvm_bfs_shared) <= 48 * 1024, "BFS work-group memory must fit the default shared memory");
 static_assert(sizeof(gcvm_async_shared) <= 48 * 1024, "async work-group memory must fit the default shared memory");
+static_assert((GCVM_ASYNC_RING & (GCVM_ASYNC_RING - 1)) == 0, "the async ring is indexed modulo its size");
+static_assert(GCVM_ASYNC_GROUP_SIZE <= GCVM_GROUP_SIZE && GCVM_GROUP_SIZE % GCVM_ASYNC_GROUP_SIZE == 0,
+              "async groups divide the other kernels' groups");
+static_assert(GCVM_ASYNC_RING_LIMIT >= GCVM_ASYNC_RING / 2 && GCVM_ASYNC_RING / 2 >= GCVM_ASYNC_GROUP_SIZE,
+              "a ring keeps one round's worth and has room for a step and a round's found objects");
 
 namespace gcvm::cuda {
 
@@ -36,7 +41,9 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
   gcvm_bfs_async_seed(roots, root_count, marks, queue, state, &shared);
 }
 
-__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+/* Small groups, many of them on each SM: a deep heap's mark is as fast as its chains'
+ * hops, and hops of different chains overlap only across groups. */
+__global__ void __launch_bounds__(GCVM_ASYNC_GROUP_SIZE, 16)
     bfs_async_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
                      gcvm_u32* queue, gcvm_u32 capacity, gcvm_u64* chunk_items, gcvm_u32 chunk_capacity,
                      gcvm_u32* state, gcvm_u32 flags, gcvm_u32 fallback_threshold, gcvm_u32 narrow_rounds) {
@@ -105,7 +112,7 @@ cudaError_t launch_bfs_async_seed(const std::uint32_t* roots, std::uint32_t root
 }
 
 cudaError_t launch_bfs_async(const BfsAsyncArgs& a, cudaStream_t stream) {
-  bfs_async_kernel<<<a.groups, GCVM_GROUP_SIZE, 0, stream>>>(
+  bfs_async_kernel<<<a.groups, GCVM_ASYNC_GROUP_SIZE, 0, stream>>>(
       reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.queue, a.capacity,
       reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.state, a.flags, a.fallback_threshold,
       a.narrow_rounds);
@@ -120,7 +127,8 @@ cudaError_t launch_async_gather(const std::uint32_t* queue, std::uint32_t tail, 
 
 int bfs_async_groups_per_sm() {
   int groups = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&groups, bfs_async_kernel, GCVM_GROUP_SIZE, 0) != cudaSuccess)
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&groups, bfs_async_kernel, GCVM_ASYNC_GROUP_SIZE, 0) !=
+      cudaSuccess)
     return 1;
   return groups > 0 ? groups : 1;
 }

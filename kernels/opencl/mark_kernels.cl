@@ -60,7 +60,7 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
   gcvm_bfs_async_seed(roots, root_count, marks, queue, state, &shared);
 }
 
-__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_async_kernel(
+__kernel __attribute__((reqd_work_group_size(GCVM_ASYNC_GROUP_SIZE, 1, 1))) void gcvm_bfs_async_kernel(
     __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
     __global uint* queue, uint capacity, __global ulong* chunk_items, uint chunk_capacity, __global uint* state,
     uint flags, uint fallback_threshold, uint narrow_rounds) {
