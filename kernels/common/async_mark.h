@@ -27,11 +27,13 @@
  * ASYNC_TAIL for the batch) when the ring would overflow, when groups are idle and it
  * holds more than one round of work (it keeps one round's worth), and on STOP.
  * Consumers take tickets: a group takes the next GROUP_SIZE slots with one atomic add
- * on ASYNC_HEAD, each thread owning one slot; a slot found written is marked
- * GCVM_SLOT_TAKEN and its object is pushed on top of the ring, so it is scanned in the
- * same round (at most GROUP_SIZE are found, and a round takes GROUP_SIZE from the
- * top): found objects never stay in a ring, which is why a ring holds only the group's
- * own discoveries. A group takes new tickets once all of its slots are taken.
+ * on ASYNC_HEAD, each thread owning one slot. A thread reads its slot at the start of
+ * a round and uses what it read at the end (so the read's latency hides behind the
+ * round's scan): a slot found written is marked GCVM_SLOT_TAKEN and its object pushed
+ * on top of the ring, where the next round takes it (at most GROUP_SIZE are found, and
+ * a round takes the newest GROUP_SIZE objects); so found objects never stay in a ring,
+ * which is why a ring holds only the group's own discoveries and nothing enters the
+ * queue twice. A group takes new tickets once all of its slots are taken.
  *
  * Termination, and why nothing can deadlock. PENDING counts work not yet done:
  * objects in the queue (raised before the reservation that makes their slots
@@ -55,14 +57,15 @@
  * Narrow tails (GCVM_BFS_FALLBACK): a group with work that sees fewer than `threshold`
  * units of work pending for `narrow_rounds` rounds in a row (counted at its polls)
  * sets STOP. Each group then publishes its ring to the queue and leaves after its
- * round. What is left is on the queue (slots below ASYNC_TAIL that are not
+ * round, leaving what it found in its ticket slots there. What is left is on the queue (slots below ASYNC_TAIL that are not
  * GCVM_SLOT_TAKEN: gcvm_async_gather collects them, at most PENDING of them) and in the
  * chunk queue (items CHUNK_HEAD to CHUNK_TAIL), and the host finishes the mark on the
  * CPU (gc/markers/cpu_finish.hpp).
  *
  * Huge objects (more than GCVM_CHUNK_SPLIT references) go to the chunk queue; a group
- * with fewer than half of its threads busy takes a chunk when it polls, and walks the
- * chunk's references after its objects' in the same steps. So the level mode's
+ * with fewer than half of its threads busy takes a chunk when it has no work or its
+ * last poll saw chunks, and walks the chunk's references after its objects' in the
+ * same steps. So the level mode's
  * offsets=, vector= and wide= options do not apply here.
  *
  * PoCL: every barrier is reached by all threads of a group (no barrier under a branch,
@@ -94,6 +97,7 @@ struct gcvm_async_shared {
   gcvm_u32 spill_base, spill_from, spill_count;
   gcvm_u32 busy;                              /* 1 while the group counts itself in PENDING */
   gcvm_u32 pending_seen, stop_seen, idle_seen; /* the shared words at the last poll */
+  gcvm_u32 chunks_seen;                        /* the last poll saw chunks not taken */
   gcvm_u32 exit_flag, refresh;
   gcvm_u32 narrow_rounds, idle_rounds, rounds;
   gcvm_u32 last_poll; /* the round of the last poll */
@@ -244,7 +248,9 @@ GCVM_DEVICE void gcvm_async_settle(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM
 }
 
 /* The async mark: one launch of GCVM_ASYNC_GROUP_SIZE-thread groups, every group
- * running until no work is pending (or STOP). */
+ * running until no work is pending (or STOP). The loads of a round that do not feed
+ * its scan (this thread's ticket slot, and at a poll the shared words) are issued at
+ * its start and used at its end, so that their latency hides behind the scan's. */
 GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                 GCVM_GLOBAL gcvm_u32* queue, gcvm_u32 capacity, GCVM_GLOBAL gcvm_u64* chunk_items,
@@ -259,6 +265,7 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     sh->pending_seen = 1u;
     sh->stop_seen = 0u;
     sh->idle_seen = 0u;
+    sh->chunks_seen = 0u;
     sh->narrow_rounds = 0u;
     sh->idle_rounds = 0u;
     sh->rounds = 0u;
@@ -277,38 +284,27 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   gcvm_u32 traversed = 0u;
   gcvm_u32 claimed = 0u;
   for (;;) {
-    /* This thread's ticket slot, and at a poll the shared words. */
-    gcvm_u32 found = GCVM_NULL_REF;
-    if (waiting) {
-      const gcvm_u32 seen = GCVM_VOLATILE_LOAD(queue + slot);
-      if (seen != GCVM_NULL_REF) {
-        found = seen;
-        queue[slot] = GCVM_SLOT_TAKEN;
-        waiting = 0;
-      }
-    }
+    const gcvm_u32 found = waiting ? GCVM_VOLATILE_LOAD(queue + slot) : GCVM_NULL_REF;
     const int poll = sh->busy == 0u || sh->rounds % GCVM_ASYNC_POLL == 0u;
+    gcvm_u32 seen_pending = 0u, seen_stop = 0u, seen_idle = 0u, seen_chunk_head = 0u, seen_chunk_tail = 0u;
     if (lid == 0u) {
       if (poll) {
-        sh->pending_seen = GCVM_VOLATILE_LOAD(state + GCVM_STATE_PENDING);
-        sh->stop_seen = GCVM_VOLATILE_LOAD(state + GCVM_STATE_STOP);
-        sh->idle_seen = GCVM_VOLATILE_LOAD(state + GCVM_STATE_IDLE);
+        seen_pending = GCVM_VOLATILE_LOAD(state + GCVM_STATE_PENDING);
+        seen_stop = GCVM_VOLATILE_LOAD(state + GCVM_STATE_STOP);
+        seen_idle = GCVM_VOLATILE_LOAD(state + GCVM_STATE_IDLE);
+        seen_chunk_head = GCVM_VOLATILE_LOAD(state + GCVM_STATE_CHUNK_HEAD);
+        seen_chunk_tail = GCVM_VOLATILE_LOAD(state + GCVM_STATE_CHUNK_TAIL);
       }
-      sh->found = 0u;
-      sh->open_slots = 0u;
-    }
-    GCVM_BARRIER();
-    if (found != GCVM_NULL_REF) sh->ring[(sh->top + GCVM_ATOMIC_ADD(&sh->found, 1u)) & GCVM_ASYNC_RING_MASK] = found;
-    if (waiting) GCVM_ATOMIC_ADD(&sh->open_slots, 1u);
-    GCVM_BARRIER();
-    /* The newest GROUP_SIZE objects of the ring, the found ones among them. */
-    if (lid == 0u) {
-      sh->top += sh->found;
+      /* The newest GROUP_SIZE objects of the ring; a chunk when fewer than half of the
+       * threads have one and chunks were seen (a group without work always looks). */
       const gcvm_u32 count = sh->top - sh->bottom;
       sh->taken = count < GCVM_ASYNC_GROUP_SIZE ? count : GCVM_ASYNC_GROUP_SIZE;
       sh->take_from = sh->top - sh->taken;
-      sh->chunk_item =
-          poll && sh->taken < GCVM_ASYNC_GROUP_SIZE / 2u ? gcvm_take_chunk(chunks) : GCVM_CHUNK_NONE;
+      sh->chunk_item = sh->taken < GCVM_ASYNC_GROUP_SIZE / 2u && (sh->busy == 0u || sh->chunks_seen != 0u)
+                           ? gcvm_take_chunk(chunks)
+                           : GCVM_CHUNK_NONE;
+      sh->found = 0u;
+      sh->open_slots = 0u;
     }
     GCVM_BARRIER();
     const gcvm_u32 v = lid < sh->taken ? sh->ring[(sh->take_from + lid) & GCVM_ASYNC_RING_MASK] : GCVM_NULL_REF;
@@ -316,9 +312,26 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     GCVM_BARRIER();
     if (lid == 0u) sh->top = sh->take_from;
     gcvm_async_scan(begin, degree, edges, marks, queue, state, chunks, sh, v, item, &traversed, &claimed);
-    /* Publish: everything on STOP; beyond one round's worth while groups are idle. */
+    if (lid == 0u && poll) {
+      sh->pending_seen = seen_pending;
+      sh->stop_seen = seen_stop;
+      sh->idle_seen = seen_idle;
+      sh->chunks_seen = seen_chunk_tail > seen_chunk_head ? 1u : 0u;
+    }
+    GCVM_BARRIER();
+    /* Objects found in ticket slots go on top of the ring, for the next round; on STOP
+     * they stay in their slots, for the host. */
     const int stop = sh->stop_seen != 0u;
     const int share = sh->idle_seen != 0u;
+    if (found != GCVM_NULL_REF && !stop) {
+      queue[slot] = GCVM_SLOT_TAKEN;
+      sh->ring[(sh->top + GCVM_ATOMIC_ADD(&sh->found, 1u)) & GCVM_ASYNC_RING_MASK] = found;
+      waiting = 0;
+    }
+    if (waiting) GCVM_ATOMIC_ADD(&sh->open_slots, 1u);
+    GCVM_BARRIER();
+    if (lid == 0u) sh->top += sh->found;
+    /* Publish: everything on STOP; beyond one round's worth while groups are idle. */
     gcvm_async_spill(sh, queue, state, stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING_LIMIT,
                      stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING / 2u);
     if (lid == 0u) gcvm_async_settle(sh, state, item != GCVM_CHUNK_NONE, poll, flags, fallback_threshold, narrow_rounds);
