@@ -70,7 +70,7 @@
  * no object is scanned by one group or one thread. Each huge object is claimed once
  * per collection and has more than two chunks, so a queue of 3 * E / (2 * CHUNK) + 1
  * items never fills (device_backend.hpp, chunk_queue_capacity). */
-#define GCVM_CHUNK_EDGES 1024u
+#define GCVM_CHUNK_EDGES 4096u
 #define GCVM_CHUNK_SPLIT (2u * GCVM_CHUNK_EDGES)
 #define GCVM_CHUNK_NONE 0xFFFFFFFFFFFFFFFFull
 
