@@ -6,7 +6,8 @@
  * thousands of levels, mostly long chains). Here one persistent launch marks
  * everything, and the cost that matters is one hop along a chain: the time from
  * claiming an object to scanning it. So a hop touches no shared global word: it is a
- * round of one small work group (GCVM_ASYNC_GROUP_SIZE threads, a few barriers) over
+ * round of one small work group (one warp: GCVM_ASYNC_GROUP_SIZE threads, whose
+ * barriers are warp barriers on CUDA) over
  * its own work in work-group memory, and global memory sees only the graph's reads,
  * the mark bitmap's claims, and traffic when work moves between groups.
  *
@@ -45,11 +46,15 @@
  * covered by its busy count or by the found objects' and chunks' own counts until that
  * add, and what it published was counted before it could be seen, so PENDING = 0 means
  * no work exists anywhere, and none can appear again: a group without work that sees
- * 0 leaves. Idle groups poll (with a back-off where the device has one) their ticket
- * slots and the shared words; busy groups look at the shared words and the chunk queue
- * every GCVM_ASYNC_POLL rounds. A thread waits for one thing only: a reserved chunk
- * item, which the running thread that reserved it writes without waiting. Tickets are
- * held only by running groups, and a group never blocks on its ticket slots, so work
+ * 0 leaves. Every group reads its ticket slots every round and looks at the shared
+ * words and the chunk queue every GCVM_ASYNC_POLL rounds; idle groups back off
+ * between rounds where the device can. Thousands of idle groups polling one line slow
+ * down every access to it: on the H200, with every group polling every round and
+ * backing off for at most 1 µs, 2,560 chains of 3,000 objects took 20 ms, and 52 ms
+ * with no back-off, against 9 ms with a poll every 8 rounds and back-offs of up to
+ * 4 µs. A thread waits for one thing only: a reserved chunk item, which the running
+ * thread that reserved it writes without waiting. Tickets are held only by running
+ * groups, and a group never blocks on its ticket slots, so work
  * is never stranded in a group that has not started (PoCL runs groups one after
  * another); any grid size is correct, and the grid is sized to the device's resident
  * groups for speed only.
@@ -78,6 +83,8 @@
 
 #include "bfs_mark.h"
 
+/* A group is one warp (mark_layout.h): its barrier is a warp barrier. */
+#define GCVM_ASYNC_BARRIER() GCVM_WARP_GROUP_BARRIER()
 #define GCVM_ASYNC_RING_MASK (GCVM_ASYNC_RING - 1u)
 /* A ring holds at most this many objects between steps, so that one step's
  * discoveries (at most GROUP_SIZE) and a round's found objects always fit. */
@@ -109,7 +116,7 @@ struct gcvm_async_shared {
 GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM_GLOBAL gcvm_u32* queue,
                                   GCVM_GLOBAL gcvm_u32* state, gcvm_u32 limit, gcvm_u32 keep) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
-  GCVM_BARRIER();
+  GCVM_ASYNC_BARRIER();
   if (lid == 0u) {
     const gcvm_u32 count = sh->top - sh->bottom;
     const gcvm_u32 n = count > limit ? count - keep : 0u;
@@ -123,12 +130,12 @@ GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM_
       sh->published += n;
     }
   }
-  GCVM_BARRIER();
+  GCVM_ASYNC_BARRIER();
   const gcvm_u32 n = sh->spill_count;
   const gcvm_u32 at = sh->spill_base;
   const gcvm_u32 from = sh->spill_from;
   for (gcvm_u32 i = lid; i < n; i += GCVM_ASYNC_GROUP_SIZE) queue[at + i] = sh->ring[(from + i) & GCVM_ASYNC_RING_MASK];
-  GCVM_BARRIER();
+  GCVM_ASYNC_BARRIER();
 }
 
 /* The owner of reference `e` of a round: the last thread whose prefix is <= e. */
@@ -170,20 +177,20 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
   if (item != GCVM_CHUNK_NONE) gcvm_chunk_edges(begin, degree, item, &chunk_from, &chunk_end);
   sh->first[lid] = first;
   sh->sums[0][lid] = refs;
-  GCVM_BARRIER();
+  GCVM_ASYNC_BARRIER();
   gcvm_u32 in = 0u;
   for (gcvm_u32 offset = 1u; offset < GCVM_ASYNC_GROUP_SIZE; offset <<= 1) {
     gcvm_u32 sum = sh->sums[in][lid];
     if (lid >= offset) sum += sh->sums[in][lid - offset];
     sh->sums[in ^ 1u][lid] = sum;
     in ^= 1u;
-    GCVM_BARRIER();
+    GCVM_ASYNC_BARRIER();
   }
   const gcvm_u32 objects_total = sh->sums[in][GCVM_ASYNC_GROUP_SIZE - 1u];
   sh->base[lid] = sh->sums[in][lid] - refs;
   const gcvm_u32 total = objects_total + (gcvm_u32)(chunk_end - chunk_from);
   for (gcvm_u32 step = 0u; step < total; step += GCVM_ASYNC_GROUP_SIZE) {
-    GCVM_BARRIER(); /* the prefixes are written; the last step's spill is done */
+    GCVM_ASYNC_BARRIER(); /* the prefixes are written; the last step's spill is done */
     const gcvm_u32 e = step + lid;
     gcvm_u32 target = GCVM_NULL_REF;
     if (e < objects_total) {
@@ -230,13 +237,15 @@ GCVM_DEVICE void gcvm_async_settle(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM
   if (!leave && busy_now == 0u) {
     leave = pending == 0u;
     sh->idle_rounds += 1u;
-    if (!leave) GCVM_BACKOFF(32u << (sh->idle_rounds < 5u ? sh->idle_rounds : 5u));
+    if (!leave) {
+      const gcvm_u32 pause = 32u << (sh->idle_rounds < 7u ? sh->idle_rounds : 7u);
+      GCVM_BACKOFF(pause < GCVM_ASYNC_BACKOFF_NS ? pause : GCVM_ASYNC_BACKOFF_NS);
+    }
   } else {
     sh->idle_rounds = 0u;
   }
   if (!leave && polled && sh->taken != 0u && (flags & GCVM_BFS_FALLBACK) != 0u) {
-    /* Every round since the last poll had work too: a group with work polls every
-     * GCVM_ASYNC_POLL rounds. */
+    /* The rounds since the last poll count as narrow rounds with work too. */
     const gcvm_u32 rounds_since = sh->rounds - sh->last_poll;
     sh->narrow_rounds = sh->pending_seen < threshold ? sh->narrow_rounds + rounds_since : 0u;
     if (sh->narrow_rounds >= narrow_rounds) state[GCVM_STATE_STOP] = 1u;
@@ -277,7 +286,7 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     GCVM_ATOMIC_ADD(state + GCVM_STATE_IDLE, 1u);
     sh->ticket = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE);
   }
-  GCVM_BARRIER();
+  GCVM_ASYNC_BARRIER();
   const struct gcvm_chunk_queue chunks = {chunk_items, state, state + GCVM_STATE_PENDING, chunk_capacity};
   gcvm_u32 slot = sh->ticket + lid;
   int waiting = sh->ticket < capacity && slot < capacity;
@@ -285,7 +294,7 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   gcvm_u32 claimed = 0u;
   for (;;) {
     const gcvm_u32 found = waiting ? GCVM_VOLATILE_LOAD(queue + slot) : GCVM_NULL_REF;
-    const int poll = sh->busy == 0u || sh->rounds % GCVM_ASYNC_POLL == 0u;
+    const int poll = sh->rounds % GCVM_ASYNC_POLL == 0u;
     gcvm_u32 seen_pending = 0u, seen_stop = 0u, seen_idle = 0u, seen_chunk_head = 0u, seen_chunk_tail = 0u;
     if (lid == 0u) {
       if (poll) {
@@ -300,16 +309,16 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
       const gcvm_u32 count = sh->top - sh->bottom;
       sh->taken = count < GCVM_ASYNC_GROUP_SIZE ? count : GCVM_ASYNC_GROUP_SIZE;
       sh->take_from = sh->top - sh->taken;
-      sh->chunk_item = sh->taken < GCVM_ASYNC_GROUP_SIZE / 2u && (sh->busy == 0u || sh->chunks_seen != 0u)
+      sh->chunk_item = sh->taken < GCVM_ASYNC_GROUP_SIZE / 2u && ((sh->busy == 0u && poll) || sh->chunks_seen != 0u)
                            ? gcvm_take_chunk(chunks)
                            : GCVM_CHUNK_NONE;
       sh->found = 0u;
       sh->open_slots = 0u;
     }
-    GCVM_BARRIER();
+    GCVM_ASYNC_BARRIER();
     const gcvm_u32 v = lid < sh->taken ? sh->ring[(sh->take_from + lid) & GCVM_ASYNC_RING_MASK] : GCVM_NULL_REF;
     const gcvm_u64 item = sh->chunk_item;
-    GCVM_BARRIER();
+    GCVM_ASYNC_BARRIER();
     if (lid == 0u) sh->top = sh->take_from;
     gcvm_async_scan(begin, degree, edges, marks, queue, state, chunks, sh, v, item, &traversed, &claimed);
     if (lid == 0u && poll) {
@@ -318,7 +327,7 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
       sh->idle_seen = seen_idle;
       sh->chunks_seen = seen_chunk_tail > seen_chunk_head ? 1u : 0u;
     }
-    GCVM_BARRIER();
+    GCVM_ASYNC_BARRIER();
     /* Objects found in ticket slots go on top of the ring, for the next round; on STOP
      * they stay in their slots, for the host. */
     const int stop = sh->stop_seen != 0u;
@@ -329,13 +338,13 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
       waiting = 0;
     }
     if (waiting) GCVM_ATOMIC_ADD(&sh->open_slots, 1u);
-    GCVM_BARRIER();
+    GCVM_ASYNC_BARRIER();
     if (lid == 0u) sh->top += sh->found;
     /* Publish: everything on STOP; beyond one round's worth while groups are idle. */
     gcvm_async_spill(sh, queue, state, stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING_LIMIT,
                      stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING / 2u);
     if (lid == 0u) gcvm_async_settle(sh, state, item != GCVM_CHUNK_NONE, poll, flags, fallback_threshold, narrow_rounds);
-    GCVM_BARRIER();
+    GCVM_ASYNC_BARRIER();
     if (sh->exit_flag != 0u) break;
     /* New tickets once every slot of the last ones is taken. The barrier is
      * unconditional: PoCL mishandles barriers under branches, even uniform ones. */
@@ -344,7 +353,7 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
       sh->ticket = GCVM_VOLATILE_LOAD(state + GCVM_STATE_ASYNC_HEAD) < capacity
                        ? GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE)
                        : capacity;
-    GCVM_BARRIER();
+    GCVM_ASYNC_BARRIER();
     if (refresh) {
       slot = sh->ticket + lid;
       waiting = sh->ticket < capacity && slot < capacity;
@@ -352,7 +361,7 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   }
   if (traversed != 0u) GCVM_ATOMIC_ADD(&sh->traversed, traversed);
   if (claimed != 0u) GCVM_ATOMIC_ADD(&sh->claimed, claimed);
-  GCVM_BARRIER();
+  GCVM_ASYNC_BARRIER();
   if (lid == 0u) {
     if (sh->traversed != 0u)
       GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_STATE_EDGES_LO), (gcvm_u64)sh->traversed);

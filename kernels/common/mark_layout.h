@@ -77,13 +77,15 @@
 /* Async mode (kernels/common/async_mark.h): the queue slot a consumer has taken holds
  * GCVM_SLOT_TAKEN (no object id reaches it), a slot not yet written GCVM_NULL_REF. */
 #define GCVM_SLOT_TAKEN 0xFFFFFFFEu
-/* Async mode's work groups are small, so that a round (one hop along a chain of
- * objects) costs few barriers; each keeps a ring of GCVM_ASYNC_RING objects (a power
- * of two) in work-group memory, and a group with work looks at the shared words and
- * the chunk queue every GCVM_ASYNC_POLL rounds. */
-#define GCVM_ASYNC_GROUP_SIZE 64
+/* Async mode's work groups are one warp each, so that a round (one hop along a chain
+ * of objects) costs warp barriers only; each keeps a ring of GCVM_ASYNC_RING objects
+ * (a power of two) in work-group memory. A group looks at the shared words and the
+ * chunk queue every GCVM_ASYNC_POLL rounds; a group without work backs off between
+ * rounds for up to GCVM_ASYNC_BACKOFF_NS nanoseconds where the device can. */
+#define GCVM_ASYNC_GROUP_SIZE 32
 #define GCVM_ASYNC_RING (16 * GCVM_ASYNC_GROUP_SIZE)
 #define GCVM_ASYNC_POLL 4u
+#define GCVM_ASYNC_BACKOFF_NS 4096u
 
 /* Lane mode (sms=split): every group runs its own BFS from a slice of the roots and
  * keeps its queue as an append log in chunks of this many entries, taken from one

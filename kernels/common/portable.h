@@ -23,6 +23,10 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_GROUP_ID() (blockIdx.x)
 #define GCVM_GROUP_COUNT() (gridDim.x)
 #define GCVM_BARRIER() __syncthreads()
+/* The barrier of a work group that is exactly one warp (GCVM_WARP_SIZE threads): a
+ * warp barrier, which also orders the warp's memory accesses, on CUDA. */
+#define GCVM_WARP_SIZE 32
+#define GCVM_WARP_GROUP_BARRIER() __syncwarp()
 #define GCVM_ATOMIC_OR(p, v) atomicOr((p), (v))
 #define GCVM_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 #define GCVM_ATOMIC_MAX(p, v) atomicMax((p), (v))
@@ -51,6 +55,8 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_GROUP_ID() ((gcvm_u32)get_group_id(0))
 #define GCVM_GROUP_COUNT() ((gcvm_u32)get_num_groups(0))
 #define GCVM_BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#define GCVM_WARP_SIZE 32
+#define GCVM_WARP_GROUP_BARRIER() GCVM_BARRIER()
 #define GCVM_ATOMIC_OR(p, v) atomic_or((p), (v))
 #define GCVM_ATOMIC_ADD(p, v) atomic_add((p), (v))
 #define GCVM_ATOMIC_MAX(p, v) atomic_max((p), (v))

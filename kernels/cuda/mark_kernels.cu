@@ -8,6 +8,7 @@
 static_assert(sizeof(gcvm_bfs_shared) <= 48 * 1024, "BFS work-group memory must fit the default shared memory");
 static_assert(sizeof(gcvm_async_shared) <= 48 * 1024, "async work-group memory must fit the default shared memory");
 static_assert((GCVM_ASYNC_RING & (GCVM_ASYNC_RING - 1)) == 0, "the async ring is indexed modulo its size");
+static_assert(GCVM_ASYNC_GROUP_SIZE == GCVM_WARP_SIZE, "an async group is one warp: its barriers are warp barriers");
 static_assert(GCVM_ASYNC_GROUP_SIZE <= GCVM_GROUP_SIZE && GCVM_GROUP_SIZE % GCVM_ASYNC_GROUP_SIZE == 0,
               "async groups divide the other kernels' groups");
 static_assert(GCVM_ASYNC_RING_LIMIT >= GCVM_ASYNC_RING / 2 && GCVM_ASYNC_RING / 2 >= GCVM_ASYNC_GROUP_SIZE,
@@ -41,9 +42,9 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
   gcvm_bfs_async_seed(roots, root_count, marks, queue, state, &shared);
 }
 
-/* Small groups, many of them on each SM: a deep heap's mark is as fast as its chains'
- * hops, and hops of different chains overlap only across groups. */
-__global__ void __launch_bounds__(GCVM_ASYNC_GROUP_SIZE, 16)
+/* One warp a group, as many as an SM holds: a deep heap's mark is as fast as its
+ * chains' hops, and hops of different chains overlap only across groups. */
+__global__ void __launch_bounds__(GCVM_ASYNC_GROUP_SIZE, 32)
     bfs_async_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
                      gcvm_u32* queue, gcvm_u32 capacity, gcvm_u64* chunk_items, gcvm_u32 chunk_capacity,
                      gcvm_u32* state, gcvm_u32 flags, gcvm_u32 fallback_threshold, gcvm_u32 narrow_rounds) {
