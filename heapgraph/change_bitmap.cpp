@@ -27,6 +27,19 @@ std::uint64_t ChangeBitmap::count(std::uint64_t limit) const {
   return n;
 }
 
+std::uint64_t ChangeBitmap::count_up_to(std::uint64_t cap) const {
+  const std::uint64_t words = (size_ + 63) / 64;
+  std::uint64_t n = 0;
+  for (std::uint64_t s = 0; s < summary_words() && n < cap; ++s) {
+    for (std::uint64_t chunks = summary_[s]; chunks != 0 && n < cap; chunks &= chunks - 1) {
+      const std::uint64_t first = (s * 64 + static_cast<std::uint64_t>(std::countr_zero(chunks))) * kWordsPerChunk;
+      const std::uint64_t last = std::min(first + kWordsPerChunk, words);
+      for (std::uint64_t w = first; w < last; ++w) n += static_cast<std::uint64_t>(std::popcount(bits_[w]));
+    }
+  }
+  return n;
+}
+
 bool ChangeBitmap::any() const {
   const std::uint64_t words = summary_words();
   return std::any_of(summary_.data(), summary_.data() + words, [](std::uint64_t w) { return w != 0; });

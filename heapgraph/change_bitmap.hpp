@@ -75,6 +75,10 @@ class ChangeBitmap {
   void take_runs(std::uint64_t from, std::uint64_t limit, F&& visit);
   /// Set bits below `limit` (a popcount over the words of marked chunks).
   std::uint64_t count(std::uint64_t limit) const;
+  /// Set bits, counted chunk by chunk until there are at least `cap` (then a number
+  /// >= cap): whether many entries changed costs a walk of the marked chunks at most,
+  /// and less the more changed.
+  std::uint64_t count_up_to(std::uint64_t cap) const;
   bool any() const;
   /// Chunks that may hold set bits (a popcount of the summary): an upper bound on the
   /// set bits / kIndicesPerChunk, and a lower bound on the words a walk visits.

@@ -96,8 +96,9 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
     // Planning counts the changes on the way, on every thread, so whether a full upload
     // is cheaper is known only after it: the wasted plan is small beside an upload of
     // over half of the graph.
-    const std::uint64_t chunks = changes->vertices.marked_chunks() + changes->edges.marked_chunks();
-    if (chunks >= kParallelChunks) {
+    const std::uint64_t vertices = changes->vertices.count_up_to(kParallelEntries);
+    if (vertices >= kParallelEntries ||
+        changes->edges.count_up_to(kParallelEntries - vertices) >= kParallelEntries - vertices) {
       if (!pool_) pool_ = std::make_unique<ThreadPool>(0);
       pool = pool_.get();
     }

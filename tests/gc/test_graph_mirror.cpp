@@ -176,8 +176,8 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
       }
       check_bound(f.collect());
 
-      // Scattered stores by the ten thousand, over far more than GraphMirror::kParallelChunks
-      // chunks of the change record: planned and packed on the mirror's pool.
+      // Scattered stores by the ten thousand, fewer changed entries than
+      // GraphMirror::kParallelEntries: planned and packed on the caller's thread.
       for (std::uint64_t i = 0; i < 65536; ++i) {
         const ObjectId holder = f.heap.load_element(array, rng() % 30000);
         if (holder != kNullRef) f.heap.store_ref(holder, rng() % 4, f.heap.load_element(array, rng() % 30000));
@@ -185,7 +185,19 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
       const auto scattered = f.collect();
       check_bound(scattered);
       CHECK(detail(scattered, "sync_full") == 0);
-      CHECK(detail(scattered, "sync_threads") == ThreadPool::resolve(0));
+      CHECK(detail(scattered, "sync_threads") == 1);
+
+      // Twice kParallelEntries isolated changes: planned and packed on the mirror's pool.
+      const std::uint64_t slots = 4 * GraphMirror::kParallelEntries;
+      const ObjectId wide = f.heap.allocate_ref_array(slots);
+      f.roots.push_back(wide);
+      check_bound(f.collect());
+      for (std::uint64_t i = 0; i < slots; i += 2) f.heap.store_element(wide, i, f.heap.load_element(array, rng() % 30000));
+      const auto many = f.collect();
+      check_bound(many);
+      CHECK(detail(many, "sync_full") == 0);
+      CHECK(detail(many, "sync_changed_bytes") >= 2 * GraphMirror::kParallelEntries * 4);
+      CHECK(detail(many, "sync_threads") == ThreadPool::resolve(0));
     }
   }
 }

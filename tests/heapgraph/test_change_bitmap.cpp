@@ -52,6 +52,11 @@ TEST_CASE("change runs are maximal, ordered, cross word and chunk boundaries and
   CHECK(bits.count(65) == 5);     // inside a word: 5, 6, 7, 63, 64
   CHECK(bits.count(64) == 4);
   CHECK(bits.count(0) == 0);
+  CHECK(bits.count_up_to(100) == 10);  // every set bit, when fewer than the cap
+  CHECK(bits.count_up_to(10) == 10);
+  CHECK(bits.count_up_to(3) >= 3);     // stops once the cap is reached
+  CHECK(bits.count_up_to(3) <= 10);
+  CHECK(bits.count_up_to(0) == 0);
   const auto before = bits.generation();
   bits.clear();
   CHECK(bits.generation() == before + 1);
