@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -23,8 +24,11 @@ struct CliResult {
 };
 
 inline CliResult run_gcvm(const std::string& args) {
+  // The process id keeps test binaries that ctest runs side by side (-j) in one working
+  // directory from reading, or removing, each other's files.
   static int counter = 0;
-  const std::string err_file = "gcvm_cli_stderr_" + std::to_string(++counter) + ".txt";
+  const std::string err_file =
+      "gcvm_cli_stderr_" + std::to_string(getpid()) + "_" + std::to_string(++counter) + ".txt";
   const std::string command = std::string(GCVM_BINARY) + " " + args + " 2>" + err_file;
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
