@@ -11,6 +11,11 @@
 // the invariant holds again once all of them have returned (as in the thesis §5.4:
 // eventually consistent at the end of the parallel phase, not at every instant).
 //
+// Each level's words start on a cache line, so the words of aligned runs of 512
+// elements share no line with other runs: the parallel sweep's runs of blocks
+// (gc/heap/sweep.hpp) then write lines of their own (from a 16-byte-aligned
+// std::vector, half of a run's words shared lines with its neighbours').
+//
 // In contrast to the thesis, the bitmap grows: the heap's block count is only known
 // as it is used, and a fixed-size bitmap per shape would cost 8 MiB for each shape.
 // Growing is not thread-safe and happens only on the (single-threaded) allocation
@@ -19,9 +24,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 namespace gcvm {
+
+/// An allocator of storage that starts on a cache line.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlignment); }
+  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
+};
 
 class HierarchicalBitmap {
  public:
@@ -64,7 +83,8 @@ class HierarchicalBitmap {
   std::size_t find_in_level(std::size_t level, std::size_t word_index, std::size_t bit_from) const;
 
   std::size_t size_ = 0;
-  std::vector<std::vector<std::uint64_t>> levels_;  // levels_[0] = bits, back() has one word
+  using Words = std::vector<std::uint64_t, CacheLineAllocator<std::uint64_t>>;
+  std::vector<Words> levels_;  // levels_[0] = bits, back() has one word
 };
 
 }  // namespace gcvm

@@ -39,6 +39,8 @@ struct SweepStats {
 
 /// Blocks one parallel sweep task covers (one claim of the shared counter).
 inline constexpr std::uint32_t kBlocksPerSweepTask = 1024;
+static_assert(kBlocksPerSweepTask % 512 == 0,
+              "a run's block-state bits are whole cache lines of the hierarchical bitmaps (64 bytes = 512 blocks)");
 /// The Collector sweeps heaps of fewer blocks serially even when the marker has a pool:
 /// waking the pool costs more than sweeping them (16 tasks: 32 MiB of the default 2 KiB
 /// blocks). On the 16-core host a serial sweep of a heap with nothing to free costs
