@@ -138,20 +138,6 @@ GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM_
   GCVM_ASYNC_BARRIER();
 }
 
-/* The owner of reference `e` of a round: the last thread whose prefix is <= e. */
-GCVM_DEVICE gcvm_u32 gcvm_async_owner(const GCVM_LOCAL struct gcvm_async_shared* sh, gcvm_u32 e) {
-  gcvm_u32 lo = 0u;
-  gcvm_u32 hi = GCVM_ASYNC_GROUP_SIZE - 1u;
-  while (lo < hi) {
-    const gcvm_u32 mid = (lo + hi + 1u) / 2u;
-    if (sh->base[mid] <= e)
-      lo = mid;
-    else
-      hi = mid - 1u;
-  }
-  return lo;
-}
-
 /* Collective: visits the references of this thread's object `v` (GCVM_NULL_REF: none)
  * and of the chunk item `item` (GCVM_CHUNK_NONE: none, uniformly) with the whole
  * group, pushing what it claims on the ring; huge objects are offered to the chunk
@@ -194,7 +180,7 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
     const gcvm_u32 e = step + lid;
     gcvm_u32 target = GCVM_NULL_REF;
     if (e < objects_total) {
-      const gcvm_u32 owner = gcvm_async_owner(sh, e);
+      const gcvm_u32 owner = gcvm_offset_owner(sh->base, GCVM_ASYNC_GROUP_SIZE, e);
       target = edges[sh->first[owner] + (e - sh->base[owner])];
     } else if (e < total) {
       target = edges[chunk_from + (e - objects_total)];

@@ -325,19 +325,25 @@ GCVM_DEVICE void gcvm_group_walk(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL 
   }
 }
 
-/* The lane whose references hold index `e` of the concatenation that
- * gcvm_exclusive_scan laid out in sh->scan (the last lane whose offset is <= e). */
-GCVM_DEVICE gcvm_u32 gcvm_scan_owner(const GCVM_LOCAL struct gcvm_bfs_shared* sh, gcvm_u32 e) {
+/* The last of the `lanes` ascending offsets in `offsets` that is <= e: the lane whose
+ * references hold index `e` of a concatenation laid out by a prefix sum. */
+GCVM_DEVICE gcvm_u32 gcvm_offset_owner(const GCVM_LOCAL gcvm_u32* offsets, gcvm_u32 lanes, gcvm_u32 e) {
   gcvm_u32 lo = 0u;
-  gcvm_u32 hi = GCVM_GROUP_SIZE - 1u;
+  gcvm_u32 hi = lanes - 1u;
   while (lo < hi) {
     const gcvm_u32 mid = (lo + hi + 1u) / 2u;
-    if (sh->scan[mid] <= e)
+    if (offsets[mid] <= e)
       lo = mid;
     else
       hi = mid - 1u;
   }
   return lo;
+}
+
+/* The lane whose references hold index `e` of the concatenation that
+ * gcvm_exclusive_scan laid out in sh->scan. */
+GCVM_DEVICE gcvm_u32 gcvm_scan_owner(const GCVM_LOCAL struct gcvm_bfs_shared* sh, gcvm_u32 e) {
+  return gcvm_offset_owner(sh->scan, GCVM_GROUP_SIZE, e);
 }
 
 /* §5.2: objects with more than the threshold of references are scanned by the
