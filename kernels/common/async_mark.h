@@ -7,9 +7,9 @@
  * everything, and the cost that matters is one hop along a chain: the time from
  * claiming an object to scanning it. So a hop touches no shared global word: it is a
  * round of one small work group (one warp: GCVM_ASYNC_GROUP_SIZE threads, whose
- * barriers are warp barriers on CUDA) over
- * its own work in work-group memory, and global memory sees only the graph's reads,
- * the mark bitmap's claims, and traffic when work moves between groups.
+ * barriers are warp barriers on CUDA) over its own work in work-group memory, and
+ * global memory sees only the graph's reads, the mark bitmap's claims, and traffic
+ * when work moves between groups.
  *
  * A group's work. Each group keeps the objects it discovered and has not scanned in a
  * ring of GCVM_ASYNC_RING entries in work-group memory, [bottom, top). A round takes
@@ -49,29 +49,29 @@
  * 0 leaves. Every group reads its ticket slots every round and looks at the shared
  * words and the chunk queue every GCVM_ASYNC_POLL rounds; idle groups back off
  * between rounds where the device can. Thousands of idle groups polling one line slow
- * down every access to it: on the H200, with every group polling every round and
+ * down every access to it: on the H200, with 64-thread groups polling every round and
  * backing off for at most 1 µs, 2,560 chains of 3,000 objects took 20 ms, and 52 ms
  * with no back-off, against 9 ms with a poll every 8 rounds and back-offs of up to
- * 4 µs. A thread waits for one thing only: a reserved chunk item, which the running
- * thread that reserved it writes without waiting. Tickets are held only by running
- * groups, and a group never blocks on its ticket slots, so work
- * is never stranded in a group that has not started (PoCL runs groups one after
+ * 4 µs (8.5 ms as it is now). A thread waits for one thing only: a reserved chunk
+ * item, which the running thread that reserved it writes without waiting. Tickets
+ * are held only by running groups, and a group never blocks on its ticket slots, so
+ * work is never stranded in a group that has not started (PoCL runs groups one after
  * another); any grid size is correct, and the grid is sized to the device's resident
  * groups for speed only.
  *
  * Narrow tails (GCVM_BFS_FALLBACK): a group with work that sees fewer than `threshold`
  * units of work pending for `narrow_rounds` rounds in a row (counted at its polls)
  * sets STOP. Each group then publishes its ring to the queue and leaves after its
- * round, leaving what it found in its ticket slots there. What is left is on the queue (slots below ASYNC_TAIL that are not
- * GCVM_SLOT_TAKEN: gcvm_async_gather collects them, at most PENDING of them) and in the
- * chunk queue (items CHUNK_HEAD to CHUNK_TAIL), and the host finishes the mark on the
- * CPU (gc/markers/cpu_finish.hpp).
+ * round, leaving what it found in its ticket slots there. What is left is on the
+ * queue (slots below ASYNC_TAIL that are not GCVM_SLOT_TAKEN: gcvm_async_gather
+ * collects them, at most PENDING of them) and in the chunk queue (items CHUNK_HEAD to
+ * CHUNK_TAIL), and the host finishes the mark on the CPU (gc/markers/cpu_finish.hpp).
  *
  * Huge objects (more than GCVM_CHUNK_SPLIT references) go to the chunk queue; a group
  * with fewer than half of its threads busy takes a chunk when it has no work or its
  * last poll saw chunks, and walks the chunk's references after its objects' in the
- * same steps. So the level mode's
- * offsets=, vector= and wide= options do not apply here.
+ * same steps. So the level mode's offsets=, vector= and wide= options do not apply
+ * here.
  *
  * PoCL: every barrier is reached by all threads of a group (no barrier under a branch,
  * even a uniform one), and loops with barriers nest at most two deep (the round loop,
@@ -329,7 +329,8 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     /* Publish: everything on STOP; beyond one round's worth while groups are idle. */
     gcvm_async_spill(sh, queue, state, stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING_LIMIT,
                      stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING / 2u);
-    if (lid == 0u) gcvm_async_settle(sh, state, item != GCVM_CHUNK_NONE, poll, flags, fallback_threshold, narrow_rounds);
+    if (lid == 0u)
+      gcvm_async_settle(sh, state, item != GCVM_CHUNK_NONE, poll, flags, fallback_threshold, narrow_rounds);
     GCVM_ASYNC_BARRIER();
     if (sh->exit_flag != 0u) break;
     /* New tickets once every slot of the last ones is taken. The barrier is
