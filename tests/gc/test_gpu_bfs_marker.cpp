@@ -180,6 +180,30 @@ TEST_CASE("gpu-bfs splits huge objects into chunks that every group takes, in bo
   }
 }
 
+TEST_CASE("gpu-bfs async: a group walks a chain from its own ring, and wide frontiers spread through the queue") {
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    // One list: every object after the root is discovered and scanned by the group
+    // that holds the chain, never published (a ring publishes only beyond one round's
+    // worth of objects, and a chain holds one).
+    auto chain = test::build("list:3000");
+    const MarkRequest chain_request{chain.heap->graph(), chain.builder->roots(), chain.heap->blocks().high_water()};
+    GpuBfsMarker async(GpuBfsMarkerOptions::parse(options_of({"queue=async", "fallback=off"}), device));
+    MarkBitmap marks;
+    const MarkStats on_chain = async.mark(chain_request, marks);
+    CHECK(on_chain.marked_objects == 3000);
+    CHECK(on_chain.detail("kept_objects").value_or(-1) == 2999.0);
+    // One object with 1,000 references: its discoveries overflow the group's ring, so
+    // some of them pass through the queue.
+    auto wide = test::build("wide:1000");
+    const MarkRequest wide_request{wide.heap->graph(), wide.builder->roots(), wide.heap->blocks().high_water()};
+    const MarkStats on_wide = async.mark(wide_request, marks);
+    CHECK(on_wide.marked_objects == 1001);
+    CHECK(on_wide.detail("kept_objects").value_or(-1) < 1000.0);
+    check_same_as_serial(wide_request, async);
+  }
+}
+
 TEST_CASE("gpu-bfs queue=auto: levels to count a heap's depth, async between counts on a deep heap") {
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
