@@ -49,9 +49,10 @@
 #define GCVM_STATE_CHUNK_HEAD (GCVM_STATE_OVERFLOW + 1) /* chunk queue: next item to take */
 #define GCVM_STATE_CHUNK_TAIL (GCVM_STATE_CHUNK_HEAD + 1) /* chunk queue: items reserved */
 #define GCVM_STATE_CHUNKS_SCANNED (GCVM_STATE_CHUNK_TAIL + 1)
-/* Async mode's shared words, each hot one on a 128-byte line of its own (32 words), so
- * that the atomics on the queue's ends and the idle groups' reads of the pending count
- * do not queue behind one another at one L2 slice. */
+/* Async mode's shared words: the queue's ends and the pending count, which take
+ * atomics, each on a 128-byte line of its own (32 words), so that they and the idle
+ * groups' reads of the pending count do not queue behind one another at one L2 slice;
+ * STOP and the idle count, read at every poll and written rarely, share a line. */
 #define GCVM_STATE_LINE 32
 /* async: next ticket range of the queue */
 #define GCVM_STATE_ASYNC_HEAD (((GCVM_STATE_CHUNKS_SCANNED + GCVM_STATE_LINE) / GCVM_STATE_LINE) * GCVM_STATE_LINE)
