@@ -81,32 +81,50 @@ void BlockAllocator::abandon_block(std::uint32_t block) {
 }
 
 BlockAllocator::BlockSweep BlockAllocator::sweep_block(std::uint32_t block, std::uint64_t mark_word) {
-  const BlockSweep result = sweep_block_uncounted(block, mark_word);
-  if (result.emptied) count_emptied_blocks(1);
+  BlockSweep result;
+  const RunSweep run = sweep_blocks(
+      block, block + 1, [mark_word](std::uint32_t) { return mark_word; },
+      [&result](std::uint32_t, ShapeId, std::uint64_t dying, bool emptied) {
+        result.freed_slots = dying;
+        result.emptied = emptied;
+      });
+  count_emptied_blocks(run.emptied_blocks);
   return result;
 }
 
-BlockAllocator::BlockSweep BlockAllocator::sweep_block_uncounted(std::uint32_t block, std::uint64_t mark_word) {
-  const std::uint64_t before = alloc_words_[block];
-  const std::uint64_t after = before & mark_word;
-  BlockSweep result;
-  result.freed_slots = before & ~after;
-  if (result.freed_slots == 0) return result;
-  alloc_words_[block] = after;
-  const ShapeId shape = block_shapes_[block];
-  ShapeBlocks& s = per_shape_[shape];
-  if (after == 0) {
-    s.allocated.clear_atomic(block);
-    s.active.clear_atomic(block);
-    free_.set_atomic(block);
-    result.emptied = true;
-    // A parallel sweep reads cursors of shapes that other threads may be resetting.
-    std::atomic_ref<std::uint32_t> cursor(s.cursor);
-    if (cursor.load(std::memory_order_relaxed) == block) cursor.store(kNoBlock, std::memory_order_relaxed);
-  } else if (before == shapes_.layout(shape).full_mask) {
-    s.active.set_atomic(block);
+void BlockAllocator::note_transition(WordTransitions& t, std::uint32_t block, ShapeId shape, bool emptied) {
+  int i = 0;
+  while (i < t.shapes && t.shape[i] != shape) ++i;
+  if (i == WordTransitions::kShapes) {
+    const std::size_t word = t.word;
+    apply_transitions(t);
+    t.word = word;
+    i = 0;
   }
-  return result;
+  if (i == t.shapes) {
+    t.shape[i] = shape;
+    t.shape_emptied[i] = t.shape_activated[i] = 0;
+    ++t.shapes;
+  }
+  const std::uint64_t bit = std::uint64_t{1} << (block & 63);
+  if (emptied) {
+    t.emptied |= bit;
+    t.shape_emptied[i] |= bit;
+  } else {
+    t.shape_activated[i] |= bit;
+  }
+}
+
+void BlockAllocator::apply_transitions(WordTransitions& t) {
+  for (int i = 0; i < t.shapes; ++i) {
+    ShapeBlocks& s = per_shape_[t.shape[i]];
+    s.allocated.clear_word_bits_atomic(t.word, t.shape_emptied[i]);
+    s.active.clear_word_bits_atomic(t.word, t.shape_emptied[i]);
+    s.active.set_word_bits_atomic(t.word, t.shape_activated[i]);
+  }
+  free_.set_word_bits_atomic(t.word, t.emptied);
+  t.emptied = 0;
+  t.shapes = 0;
 }
 
 BlockState BlockAllocator::state(std::uint32_t block) const {

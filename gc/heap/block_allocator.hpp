@@ -32,13 +32,15 @@
 //
 // In contrast to the thesis (a lock-free, GPU-resident allocator), allocation here is
 // single-threaded (the mutator is one interpreter thread); the block bitmaps use plain
-// operations on that path. Sweep-side transitions use HierarchicalBitmap's atomic
-// operations so a parallel sweep can drive them.
+// operations on that path. The sweep changes the bitmaps a word (64 blocks) at a time
+// with HierarchicalBitmap's atomic word operations, so a parallel sweep can drive them
+// and pays one atomic operation per word, not several per block.
 //
 // The mechanism knows nothing of references or the graph: the Heap reserves edge
 // ranges when this allocator reports a freshly initialized block.
 #pragma once
 
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <optional>
@@ -100,11 +102,25 @@ class BlockAllocator {
     bool emptied = false;           // the block went back to the free state
   };
   BlockSweep sweep_block(std::uint32_t block, std::uint64_t mark_word);
-  /// The same, but an emptied block stays counted in blocks_in_use() until the caller
-  /// passes the number of blocks it emptied to `count_emptied_blocks`: a parallel sweep
-  /// counts them per thread instead of contending for one shared counter per block.
-  /// Safe to call concurrently for distinct blocks.
-  BlockSweep sweep_block_uncounted(std::uint32_t block, std::uint64_t mark_word);
+  /// What `sweep_blocks` did to a run of blocks.
+  struct RunSweep {
+    std::uint64_t objects_before = 0;  // allocated slots of the run before it
+    std::uint64_t freed_objects = 0;
+    std::uint32_t emptied_blocks = 0;  // not yet subtracted from blocks_in_use()
+  };
+  /// Sweeps blocks [first, last): block b keeps only the slots set in mark_of(b).
+  /// Before a block loses slots, on_dying(block, shape, dying_slots, emptied) is called
+  /// (the Heap releases what the slots own). The emptied blocks stay counted in
+  /// blocks_in_use() until the caller passes their number to `count_emptied_blocks`: a
+  /// parallel sweep counts them per run instead of contending for one shared counter.
+  ///
+  /// The state bitmaps change a level-0 word (64 blocks) at a time: the transitions a
+  /// run finds in one word are gathered per shape and applied with one atomic operation
+  /// per word and bitmap, not three per emptied block. Safe to call concurrently for
+  /// disjoint runs (the word operations are atomic; runs that share no word, as the
+  /// parallel sweep's do, also share no written cache line).
+  template <typename MarkOf, typename OnDying>
+  RunSweep sweep_blocks(std::uint32_t first, std::uint32_t last, MarkOf&& mark_of, OnDying&& on_dying);
   void count_emptied_blocks(std::uint32_t blocks) { blocks_in_use_ -= blocks; }
 
   // --- queries ---
@@ -145,6 +161,20 @@ class BlockAllocator {
     HierarchicalBitmap active;
   };
 
+  /// The block-state transitions a sweep found in one level-0 word of the state
+  /// bitmaps, applied together by `apply_transitions`.
+  struct WordTransitions {
+    static constexpr int kShapes = 4;  // shapes gathered before an early apply
+    std::size_t word = 0;
+    std::uint64_t emptied = 0;  // of every shape
+    int shapes = 0;
+    ShapeId shape[kShapes] = {};
+    std::uint64_t shape_emptied[kShapes] = {};
+    std::uint64_t shape_activated[kShapes] = {};  // full -> active
+  };
+  void note_transition(WordTransitions& t, std::uint32_t block, ShapeId shape, bool emptied);
+  void apply_transitions(WordTransitions& t);
+
   std::uint32_t find_active_block(ShapeId shape);
   /// Takes the lowest free slot of `block`, the active cursor block of the shape whose
   /// ShapeBlocks is `s`.
@@ -184,5 +214,41 @@ class BlockAllocator {
   HierarchicalBitmap free_;
   std::vector<ShapeBlocks> per_shape_;
 };
+
+template <typename MarkOf, typename OnDying>
+BlockAllocator::RunSweep BlockAllocator::sweep_blocks(std::uint32_t first, std::uint32_t last, MarkOf&& mark_of,
+                                                      OnDying&& on_dying) {
+  RunSweep run;
+  WordTransitions transitions;
+  transitions.word = first >> 6;
+  for (std::uint32_t block = first; block < last; ++block) {
+    const std::uint64_t before = alloc_words_[block];
+    if (before == 0) continue;
+    run.objects_before += static_cast<std::uint64_t>(std::popcount(before));
+    const std::uint64_t after = before & mark_of(block);
+    if (after == before) continue;
+    const ShapeId shape = block_shapes_[block];
+    const bool emptied = after == 0;
+    on_dying(block, shape, before & ~after, emptied);
+    alloc_words_[block] = after;
+    run.freed_objects += static_cast<std::uint64_t>(std::popcount(before & ~after));
+    ShapeBlocks& s = per_shape_[shape];
+    if (emptied) {
+      ++run.emptied_blocks;
+      // A parallel sweep reads cursors of shapes that other runs may be resetting.
+      std::atomic_ref<std::uint32_t> cursor(s.cursor);
+      if (cursor.load(std::memory_order_relaxed) == block) cursor.store(kNoBlock, std::memory_order_relaxed);
+    } else if (before != s.full_mask) {
+      continue;  // an active block stays active
+    }
+    if ((block >> 6) != transitions.word) {
+      apply_transitions(transitions);
+      transitions.word = block >> 6;
+    }
+    note_transition(transitions, block, shape, emptied);
+  }
+  apply_transitions(transitions);
+  return run;
+}
 
 }  // namespace gcvm

@@ -68,7 +68,7 @@ void Heap::reject_array_shape() {
 bool Heap::sweep_pending(ShapeId shape) {
   const Stopwatch clock;
   LazySweepTotals& totals = lazy_.totals();
-  SweepDebt debt;
+  SweepDebt& debt = sweep_debts(1)[0];
   bool room = false;
   for (std::size_t b; !room && (b = lazy_.take_next()) != HierarchicalBitmap::npos;) {
     const auto block = static_cast<std::uint32_t>(b);
@@ -164,22 +164,35 @@ void Heap::release_array(ObjectId array, SweepDebt& debt) {
   debt.array_bytes += length * element_bytes(shape);
 }
 
+template <typename MarkOf>
+Heap::SweptRun Heap::sweep_run(std::uint32_t first, std::uint32_t last, MarkOf&& mark_of, SweepDebt& debt) {
+  const BlockAllocator::RunSweep run = blocks_.sweep_blocks(
+      first, last, mark_of, [&](std::uint32_t block, ShapeId shape, std::uint64_t dying, bool emptied) {
+        if (shape == ShapeTable::kRefArray || shape == ShapeTable::kScalarArray)
+          for (std::uint64_t w = dying; w != 0; w &= w - 1)
+            release_array(make_object_id(block, static_cast<std::uint32_t>(std::countr_zero(w))), debt);
+        if (!emptied) return;
+        const ShapeLayout& layout = shapes_.layout(shape);
+        if (layout.shape.ref_fields > 0)
+          debt.edge_ranges.push_back({block_edge_base_[block], std::uint64_t{layout.capacity} * layout.shape.ref_fields});
+      });
+  debt.emptied_blocks += run.emptied_blocks;
+  return SweptRun{run.objects_before, run.freed_objects};
+}
+
+Heap::SweptRun Heap::sweep_blocks(std::uint32_t first, std::uint32_t last, const std::uint64_t* mark_words,
+                                  SweepDebt& debt) {
+  return sweep_run(first, last, [mark_words](std::uint32_t block) { return mark_words[block]; }, debt);
+}
+
 std::uint32_t Heap::sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt) {
-  const std::uint64_t live = blocks_.alloc_word(block);
-  const std::uint64_t dying = live & ~mark_word;
-  if (dying == 0) return 0;
-  const ShapeId shape = blocks_.shape_of_block(block);
-  if (shape == ShapeTable::kRefArray || shape == ShapeTable::kScalarArray)
-    for (std::uint64_t w = dying; w != 0; w &= w - 1)
-      release_array(make_object_id(block, static_cast<std::uint32_t>(std::countr_zero(w))), debt);
-  const auto swept = blocks_.sweep_block_uncounted(block, mark_word);
-  if (swept.emptied) {
-    ++debt.emptied_blocks;
-    const ShapeLayout& layout = shapes_.layout(shape);
-    if (layout.shape.ref_fields > 0)
-      debt.edge_ranges.push_back({block_edge_base_[block], std::uint64_t{layout.capacity} * layout.shape.ref_fields});
-  }
-  return static_cast<std::uint32_t>(std::popcount(swept.freed_slots));
+  return static_cast<std::uint32_t>(
+      sweep_run(block, block + 1, [mark_word](std::uint32_t) { return mark_word; }, debt).freed_objects);
+}
+
+std::span<Heap::SweepDebt> Heap::sweep_debts(std::size_t count) {
+  if (sweep_debts_.size() < count) sweep_debts_.resize(count);
+  return std::span<SweepDebt>(sweep_debts_).first(count);
 }
 
 void Heap::settle_sweep(std::span<SweepDebt> debts, ThreadPool* pool) {

@@ -156,12 +156,19 @@ class Heap {
     std::uint64_t array_bytes = 0;
     std::uint32_t emptied_blocks = 0;
   };
-  /// Sweep step for one block (gc/heap/sweep.cpp drives it): frees
-  /// the unmarked slots and their array storage, and records their edge ranges in
-  /// `debt` (with the block, if it emptied it: blocks_in_use() counts it until the
-  /// debt is settled). Returns the number of objects freed. Safe to call concurrently for
-  /// distinct blocks (block-state bitmaps change atomically; freed array storage is
-  /// only recorded); nothing else may run on the heap meanwhile.
+  /// Sweep of blocks [first, last) (gc/heap/sweep.cpp drives it): frees the slots
+  /// whose bit in `mark_words` (a word per block, indexed by block) is clear, and their
+  /// array storage, and records their edge ranges in `debt` (with the blocks it
+  /// emptied: blocks_in_use() counts them until the debt is settled). Safe to call
+  /// concurrently for disjoint runs (BlockAllocator::sweep_blocks; freed array storage
+  /// is only recorded); nothing else may run on the heap meanwhile.
+  struct SweptRun {
+    std::uint64_t objects_before = 0;  // allocated in the run before the sweep
+    std::uint64_t freed_objects = 0;
+  };
+  SweptRun sweep_blocks(std::uint32_t first, std::uint32_t last, const std::uint64_t* mark_words, SweepDebt& debt);
+  /// The same for one block, whose slots outside `mark_word` are freed. Returns the
+  /// number of objects freed.
   std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt);
   /// Releases what `debts` record and empties them: edge ranges last found first (the
   /// last debt's last range first), on the threads of `pool` when there are many
@@ -174,6 +181,10 @@ class Heap {
   /// release for the memory system. After the block sweeps, on one thread.
   void settle_sweep(std::span<SweepDebt> debts, ThreadPool* pool = nullptr);
   void settle_sweep(SweepDebt& debt) { settle_sweep(std::span<SweepDebt>(&debt, 1)); }
+  /// `count` empty debts for a sweep, kept by the heap from sweep to sweep: settling
+  /// empties them but their vectors keep their capacity, so a sweep that records tens
+  /// of thousands of edge ranges does not grow (and copy, and fault in) its lists again.
+  std::span<SweepDebt> sweep_debts(std::size_t count);
   /// Waits until the storage of every array swept so far is back with malloc.
   void drain_released_storage() { releaser_.drain(); }
   /// Called once after a sweep: allocation restarts from the lowest active blocks.
@@ -232,6 +243,8 @@ class Heap {
   ObjectId allocate_array(ShapeId shape, std::uint64_t length);
   bool prepare_block(std::uint32_t block, ShapeId shape);
   void release_array(ObjectId array, SweepDebt& debt);
+  template <typename MarkOf>
+  SweptRun sweep_run(std::uint32_t first, std::uint32_t last, MarkOf&& mark_of, SweepDebt& debt);
   std::uint32_t* ref_at(ObjectId obj, std::uint32_t offset) const {
     auto* base = const_cast<std::byte*>(blocks_.block_data(block_of(obj))) + offset;
     return reinterpret_cast<std::uint32_t*>(base) + slot_of(obj);
@@ -268,6 +281,7 @@ class Heap {
   VirtualArray<EdgeIndex> block_edge_base_;
   std::unique_ptr<Generations> generations_;
   LazySweep lazy_;
+  std::vector<SweepDebt> sweep_debts_;  // see sweep_debts
   StorageReleaser releaser_;  // frees swept arrays' storage after the pause
   std::uint64_t array_bytes_ = 0;
 };

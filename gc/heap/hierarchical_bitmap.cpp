@@ -60,6 +60,19 @@ void HierarchicalBitmap::set_atomic(std::size_t i) { set_atomic_from(0, i); }
 
 void HierarchicalBitmap::clear_atomic(std::size_t i) { clear_atomic_from(0, i); }
 
+void HierarchicalBitmap::set_word_bits_atomic(std::size_t word_index, std::uint64_t bits) {
+  if (bits == 0) return;
+  std::atomic_ref<std::uint64_t> word(levels_[0][word_index]);
+  if (word.fetch_or(bits, std::memory_order_acq_rel) == 0) set_atomic_from(1, word_index);
+}
+
+void HierarchicalBitmap::clear_word_bits_atomic(std::size_t word_index, std::uint64_t bits) {
+  if (bits == 0) return;
+  std::atomic_ref<std::uint64_t> word(levels_[0][word_index]);
+  const std::uint64_t before = word.fetch_and(~bits, std::memory_order_acq_rel);
+  if (before != 0 && (before & ~bits) == 0) clear_atomic_from(1, word_index);
+}
+
 void HierarchicalBitmap::set_atomic_from(std::size_t level, std::size_t i) {
   for (; level < levels_.size(); ++level, i >>= 6) {
     std::atomic_ref<std::uint64_t> word(levels_[level][i >> 6]);

@@ -59,6 +59,12 @@ class HierarchicalBitmap {
   void clear(std::size_t i);
   void set_atomic(std::size_t i);
   void clear_atomic(std::size_t i);
+  /// Sets (clears) the bits of `bits` in level-0 word `word_index` (elements
+  /// 64 * word_index + 0..63) with one atomic operation on that word; the summaries
+  /// change only if the word became nonzero (zero). A sweep that changes many elements
+  /// of one word pays one atomic operation instead of one per element.
+  void set_word_bits_atomic(std::size_t word_index, std::uint64_t bits);
+  void clear_word_bits_atomic(std::size_t word_index, std::uint64_t bits);
 
   /// Lowest set bit, or npos.
   std::size_t find_first() const { return empty() ? npos : find_next(0); }

@@ -11,22 +11,13 @@ namespace gcvm {
 namespace {
 
 /// Sweeps blocks [first, last), adding to `counts`; edge releases go to `debt`. The
-/// counts are kept in registers and added once: the parallel sweep's tasks lie side by
-/// side, and a store per block would bounce their cache lines between threads.
+/// counts are added once: the parallel sweep's tasks lie side by side, and a store per
+/// block would bounce their cache lines between threads.
 void sweep_blocks(Heap& heap, const MarkBitmap& marks, std::uint32_t first, std::uint32_t last, Heap::SweepDebt& debt,
                   SweepStats& counts) {
-  const std::uint64_t* alloc = heap.blocks().alloc_words();
-  const std::uint64_t* mark = marks.words().data();
-  std::uint64_t before = 0, freed = 0;
-  for (std::uint32_t b = first; b < last; ++b) {
-    const std::uint64_t live = alloc[b];
-    if (live == 0) continue;
-    before += static_cast<std::uint64_t>(std::popcount(live));
-    if ((live & ~mark[b]) == 0) continue;
-    freed += heap.sweep_block(b, mark[b], debt);
-  }
-  counts.objects_before += before;
-  counts.freed_objects += freed;
+  const Heap::SweptRun run = heap.sweep_blocks(first, last, marks.words().data(), debt);
+  counts.objects_before += run.objects_before;
+  counts.freed_objects += run.freed_objects;
 }
 
 /// Runs `sweep_all(counts)` between the bookkeeping every sweep shares.
@@ -46,7 +37,7 @@ SweepStats sweep_with(Heap& heap, F&& sweep_all) {
 
 SweepStats sweep(Heap& heap, const MarkBitmap& marks) {
   return sweep_with(heap, [&](SweepStats& stats) {
-    Heap::SweepDebt debt;
+    Heap::SweepDebt& debt = heap.sweep_debts(1)[0];
     sweep_blocks(heap, marks, 0, heap.blocks().high_water(), debt, stats);
     const Stopwatch settle_clock;
     heap.settle_sweep(debt);
@@ -61,7 +52,7 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
     };
     const std::uint32_t blocks = heap.blocks().high_water();
     const std::uint32_t task_count = (blocks + kBlocksPerSweepTask - 1) / kBlocksPerSweepTask;
-    std::vector<Heap::SweepDebt> debts(task_count);
+    const std::span<Heap::SweepDebt> debts = heap.sweep_debts(task_count);
     std::vector<Counts> counts(task_count);
     pool.for_each_task(task_count, [&](std::uint64_t t) {
       const auto first = static_cast<std::uint32_t>(t * kBlocksPerSweepTask);

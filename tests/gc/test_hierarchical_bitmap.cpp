@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
 #include <random>
 #include <thread>
 #include <vector>
@@ -98,4 +100,68 @@ TEST_CASE("concurrent atomic set/clear leaves a consistent bitmap") {
   for (auto& w : workers) w.join();
   CHECK(bitmap.check_invariant());
   for (std::size_t i = 0; i < kSize; ++i) REQUIRE(bitmap.test(i) == ((i % (threads * 7)) < threads));
+}
+
+TEST_CASE("word-wise atomic set/clear match bit-wise operations, summaries included") {
+  for (std::size_t size : {64u, 4096u, 4097u, 300000u}) {
+    CAPTURE(size);
+    HierarchicalBitmap words(size);
+    HierarchicalBitmap bits(size);
+    std::mt19937_64 rng(size);
+    const std::size_t word_count = (size + 63) / 64;
+    for (int step = 0; step < 4000; ++step) {
+      const std::size_t w = rng() % word_count;
+      const std::size_t valid = std::min<std::size_t>(64, size - w * 64);
+      const std::uint64_t in_range = valid == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << valid) - 1;
+      // Sparse masks, whole words and nothing: a word that fills, empties or stays.
+      const std::uint64_t choice = rng() % 4;
+      const std::uint64_t mask = in_range & (choice == 0 ? ~std::uint64_t{0} : choice == 1 ? 0 : rng() & rng());
+      const bool set = rng() % 2 == 0;
+      if (set)
+        words.set_word_bits_atomic(w, mask);
+      else
+        words.clear_word_bits_atomic(w, mask);
+      for (std::uint64_t m = mask; m != 0; m &= m - 1) {
+        const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(m));
+        if (set)
+          bits.set(i);
+        else
+          bits.clear(i);
+      }
+      if (step % 53 == 0) {
+        REQUIRE(words.check_invariant());
+        const std::size_t from = rng() % size;
+        REQUIRE(words.find_next(from) == bits.find_next(from));
+      }
+    }
+    CHECK(words.check_invariant());
+    CHECK(words.count() == bits.count());
+    for (std::size_t i = 0; i < size; ++i) REQUIRE(words.test(i) == bits.test(i));
+  }
+}
+
+TEST_CASE("concurrent word-wise set/clear leaves a consistent bitmap") {
+  constexpr std::size_t kSize = 64 * 64 * 8;
+  HierarchicalBitmap bitmap(kSize);
+  const unsigned threads = 4;
+  // Each thread owns bit t of every 4 in each word: the words are shared by all
+  // threads, the summaries contended, and the final state known.
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      const std::uint64_t own = 0x1111111111111111ull << t;
+      std::mt19937 rng(t);
+      for (int round = 0; round < 20000; ++round) {
+        const std::size_t w = rng() % (kSize / 64);
+        bitmap.set_word_bits_atomic(w, own);
+        bitmap.clear_word_bits_atomic(w, own);
+      }
+      for (std::size_t w = t; w < kSize / 64; w += threads) bitmap.set_word_bits_atomic(w, own);
+    });
+  for (auto& w : workers) w.join();
+  CHECK(bitmap.check_invariant());
+  for (std::size_t i = 0; i < kSize; ++i) {
+    const std::size_t owner = (i % 64) % threads;
+    REQUIRE(bitmap.test(i) == ((i / 64) % threads == owner));
+  }
 }
