@@ -41,12 +41,19 @@ struct SweepStats {
 inline constexpr std::uint32_t kBlocksPerSweepTask = 1024;
 static_assert(kBlocksPerSweepTask % 512 == 0,
               "a run's block-state bits are whole cache lines of the hierarchical bitmaps (64 bytes = 512 blocks)");
-/// The Collector sweeps heaps of fewer blocks serially even when the marker has a pool:
-/// waking the pool costs more than sweeping them (16 tasks: 32 MiB of the default 2 KiB
-/// blocks). On the 16-core host a serial sweep of a heap with nothing to free costs
-/// about 6.5 ns a block and waking the pool 0.03-0.1 ms, so the two meet near 16,384
-/// blocks; a heap with garbage costs 4-5 times as much a block, in favour of the pool.
+/// The Collector sweeps heaps of fewer blocks serially even when the marker has a pool
+/// whose threads are awake (the parallel marker's, which spin a while after the mark):
+/// waking them costs more than sweeping so few blocks (16 tasks: 32 MiB of the default
+/// 2 KiB blocks). On the 16-core H200 host the serial sweep costs about 11 ns a block
+/// of a heap full of garbage (GCBench: 0.35 ms for 32,000 blocks) and 16 awake threads
+/// sweep the same heap in 0.1 ms.
 inline constexpr std::uint32_t kParallelSweepMinBlocks = 16 * kBlocksPerSweepTask;
+/// The same for a pool that sleeps when the sweep begins (the device markers' host
+/// threads are idle through the device mark): waking 15 sleeping threads took 0.1-2 ms
+/// there, as much as a serial sweep of 10,000-180,000 blocks, so such a pool sweeps
+/// only heaps of 256 MiB or more (churn_array's 262,144 blocks: 0.6-1.7 ms against
+/// 2.2-3.2 serially).
+inline constexpr std::uint32_t kSleepingPoolSweepMinBlocks = 8 * kParallelSweepMinBlocks;
 
 /// Frees every allocated object whose mark bit is clear. `marks` covers the heap.
 SweepStats sweep(Heap& heap, const MarkBitmap& marks);

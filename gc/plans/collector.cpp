@@ -143,12 +143,14 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   // A small heap is swept faster than a pool wakes up (young collections of a small
   // nursery, gc/heap/generations.hpp); both sweeps leave the same heap.
   ThreadPool* pool = marker_->thread_pool();
-  const bool large = heap_.blocks().high_water() >= kParallelSweepMinBlocks;
-  if (pool == nullptr && large && marker_->constraints().needs_device && ThreadPool::resolve(0) > 1) {
+  const std::uint32_t blocks = heap_.blocks().high_water();
+  bool parallel_sweep = pool != nullptr && blocks >= kParallelSweepMinBlocks;
+  if (pool == nullptr && blocks >= kSleepingPoolSweepMinBlocks && marker_->constraints().needs_device &&
+      ThreadPool::resolve(0) > 1) {
     if (!sweep_pool_) sweep_pool_ = std::make_unique<ThreadPool>(0);
     pool = sweep_pool_.get();
+    parallel_sweep = true;
   }
-  const bool parallel_sweep = pool != nullptr && large;
   stats.sweep = parallel_sweep ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
   if (generations != nullptr) {
     const Generations::Outcome outcome = generations->after_collection(heap_.graph(), marks_);

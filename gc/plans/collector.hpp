@@ -5,10 +5,11 @@
 // the graph against the heap; mark; (verify) check the marks independently
 // (mark_checker.hpp) and against the serial marker; sweep. A failed check throws
 // VerifyError before sweep, so a wrong mark never frees a live object. The sweep runs
-// in parallel when the heap has at least kParallelSweepMinBlocks blocks (sweep.hpp):
-// on the marker's thread pool when it has one, and for device markers (whose host
-// threads are otherwise idle in the pause) on a pool of every hardware thread that
-// the collector owns; else, and for the serial marker, serially.
+// in parallel on the marker's thread pool, whose threads are still awake after the
+// mark, when the heap has at least kParallelSweepMinBlocks blocks (sweep.hpp); for
+// device markers (whose host threads are otherwise idle in the pause) on a pool of
+// every hardware thread that the collector owns, which must be woken, when it has at
+// least kSleepingPoolSweepMinBlocks; else, and for the serial marker, serially.
 //
 // On a generational heap (gc/heap/generations.hpp) a collection is young or full. A young
 // one marks from the roots plus the remembered set's young targets with every mature
