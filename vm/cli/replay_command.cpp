@@ -139,11 +139,13 @@ class ReplayRun {
                        {"live_set_ms", mutated_.live_set_ms},
                        {"mutate_ms", mutated_.mutate_ms}};
   }
-  /// The text summary's lines after the totals (each with newline): the pauses, the
-  /// concurrent plan's figures, the mutation.
+  /// The text summary's lines after the totals (each with newline): the concurrent
+  /// plan's pauses (a cycle has several), the mutation.
   std::string summary_lines() const {
-    std::string text = "pauses: " + pause_text(vm::pause_histogram(collections_)) + "\n";
-    if (plan_.name() == "concurrent") text += vm::concurrent_summary(collections_, exit_lazy_sweep_);
+    std::string text;
+    if (plan_.name() == "concurrent")
+      text = "pauses: " + pause_text(vm::pause_histogram(collections_)) + "\n" +
+             vm::concurrent_summary(collections_, exit_lazy_sweep_);
     if (rounds_ > 0)
       text += fmt::format(
           "mutator ({}, seed {}): {} rounds, {} stores, {} objects / {:.2f} MiB allocated in {:.1f} ms{}\n",
