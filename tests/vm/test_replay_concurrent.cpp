@@ -14,10 +14,9 @@
 
 #include "cli_runner.hpp"
 #include "collector_flags.hpp"
+#include "replay_runner.hpp"
 
-using gcvm::test::check_usage_error;
-using gcvm::test::collector_flags;
-using gcvm::test::run_gcvm;
+using namespace gcvm::test;
 
 namespace {
 
@@ -25,22 +24,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kMutation = " --collections=4 --mutate=rewire=0.05,replace=0.01,garbage=256K";
 
-nlohmann::json replay_json(const std::string& args) {
-  const auto r = run_gcvm("replay " + args + " --stats=json");
-  CAPTURE(args);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  return nlohmann::json::parse(r.out);
-}
-
-/// A trace of a synthetic heap, recorded by gcvm mark (no Java needed).
-std::string recorded_trace() {
-  const std::string path = "concurrent-rmat.gcvmtrace";
-  const auto r = run_gcvm("mark --graph=rmat:12 --stats=json --record-trace=" + path);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  return path;
-}
-
-fs::path fixture_dump() { return fs::path(GCVM_SNAPSHOT_DIR) / "java" / "all.hprof"; }
+std::string concurrent_trace() { return recorded_trace("concurrent-rmat.gcvmtrace"); }
 
 std::vector<std::uint64_t> marked(const nlohmann::json& j) {
   std::vector<std::uint64_t> out;
@@ -82,7 +66,7 @@ void check_cycles(const nlohmann::json& j, std::size_t cycles) {
 }  // namespace
 
 TEST_CASE("concurrent replays: cycles under every marker, verified, mark what mark-sweep marked one collection earlier") {
-  const std::string trace = recorded_trace();
+  const std::string trace = concurrent_trace();
   const auto marksweep = replay_json(trace + kMutation);
   CHECK(marksweep["plan"] == "marksweep");
   CHECK(marksweep["exit_lazy_sweep"].is_null());
@@ -130,7 +114,7 @@ TEST_CASE("concurrent replays: cycles under every marker, verified, mark what ma
 }
 
 TEST_CASE("concurrent replays that only rewire mark exactly what mark-sweep marked, one collection later") {
-  const std::string trace = recorded_trace();
+  const std::string trace = concurrent_trace();
   const std::string mutation = " --collections=5 --mutate=rewire=0.05";
   const auto marksweep = replay_json(trace + mutation);
   const auto concurrent = replay_json(trace + mutation + " --plan=concurrent");
@@ -147,7 +131,7 @@ TEST_CASE("concurrent replays that only rewire mark exactly what mark-sweep mark
 }
 
 TEST_CASE("--plan=concurrent --gc-log: each round during its cycle, the cycles' pauses, the lazy sweep at exit") {
-  const std::string trace = recorded_trace();
+  const std::string trace = concurrent_trace();
   const auto r = run_gcvm("replay " + trace + " --collections=3 --mutate=rewire=0.1,garbage=64K --plan=concurrent --gc-log");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out.find("[gc 1 concurrent] explicit: ") == 0);
@@ -175,11 +159,13 @@ TEST_CASE("a dump's concurrent replay, recorded with --record-trace, replays wit
   const auto replayed = replay_json(recorded + " --verify");
   CHECK(replayed["recorded_collections"] == 4);
   CHECK(marked(replayed) == marked(live));
+  for (std::size_t i = 0; i < 4; ++i)
+    CHECK(replayed["collections"][i]["freed_objects"] == live["collections"][i]["freed_objects"]);
   fs::remove(recorded);
 }
 
 TEST_CASE("replay's plans: bad combinations give one line and exit 2; a round that does not fit, exit 3") {
-  const std::string trace = recorded_trace();
+  const std::string trace = concurrent_trace();
   check_usage_error("replay " + trace + " --plan=concurrent --gc=boehm", "--plan=concurrent needs a gcvm heap");
   check_usage_error("replay " + trace + " --plan=incremental", "--plan: incremental not in");
   check_usage_error("replay " + trace + " --plan=generational", "gcvm replay collects under --plan=marksweep or");
@@ -189,7 +175,7 @@ TEST_CASE("replay's plans: bad combinations give one line and exit 2; a round th
   check_usage_error("replay " + trace + " --plan=concurrent --nursery=1M", "--nursery");
   const auto full = run_gcvm("replay " + trace + " --plan=concurrent --heap=2M --collections=2 --mutate=garbage=64M");
   CHECK(full.exit_code == 3);
-  CHECK(gcvm::test::line_count(full.err) == 1);
+  CHECK(line_count(full.err) == 1);
   CHECK(full.err.find("allocating garbage for the mutator") != std::string::npos);
   fs::remove(trace);
 }
