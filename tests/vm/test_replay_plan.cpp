@@ -6,26 +6,15 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
-#include <thread>
 
 #include "gc/heap_fixtures.hpp"
+#include "gc/slow_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "vm/cli/replay_plan.hpp"
 
 using namespace gcvm;
 
 namespace {
-
-/// The serial marker, after a nap: every snapshot mark outlasts a small round.
-class SlowMarker final : public Marker {
- public:
-  std::string_view name() const override { return "slow"; }
-  MarkerConstraints constraints() const override { return {}; }
-  MarkStats mark(const MarkRequest& request, MarkBitmap& out) override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    return SerialMarker().mark(request, out);
-  }
-};
 
 constexpr const char* kHeap = "random:4000:4";
 const MutationSpec kGarbage{.garbage_bytes = 128 * 1024};
@@ -68,7 +57,7 @@ TEST_CASE("concurrent replay plan: a round that ends before the mark stalls; one
       test::build(kHeap, kDefaultGraphSeed, HeapConfig{.limit_bytes = bytes.live + bytes.round * 3 / 2});
   cli::PlanArgs concurrent;
   concurrent.name = "concurrent";
-  auto plan = cli::make_replay_plan(concurrent, *built.heap, std::make_unique<SlowMarker>(), true, {});
+  auto plan = cli::make_replay_plan(concurrent, *built.heap, std::make_unique<test::SlowMarker>(std::chrono::milliseconds(100)), true, {});
   CHECK(plan->name() == "concurrent");
   SyntheticMutator mutator(*built.heap, kGarbage, 1);
   const auto roots = built.builder->roots();

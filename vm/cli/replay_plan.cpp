@@ -32,9 +32,10 @@ class MarkSweepReplay final : public ReplayPlan {
 
 class ConcurrentReplay final : public ReplayPlan, private MutatorSafepoint {
  public:
-  /// Stores and allocations of a round between two polls: about what the interpreter
-  /// does between two allocation-budget polls of a small heap, and a poll costs one
-  /// atomic load while the mark runs.
+  /// Stores and allocations of a round between two polls. A poll costs one atomic load
+  /// while the mark runs, so polling often costs little and brings the final pause soon
+  /// after the mark ends (the interpreter polls every 1/64 of the heap's allocation,
+  /// at least 64 KiB: a thousand or more small objects).
   static constexpr std::uint64_t kPollInterval = 1024;
 
   ConcurrentReplay(Heap& heap, std::unique_ptr<Marker> marker, bool verify, DeviceFallback fallback)

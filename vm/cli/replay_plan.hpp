@@ -17,9 +17,10 @@
 //   which it reports as a stall, as `gcvm run` reports the `gc` instruction's cycles.
 //
 // Invariants of the concurrent plan here (the collector's header has the proof):
-// - The round stores only references it loaded from objects it reached from the roots
-//   at its start, or to objects it allocated, so nothing the snapshot found
-//   unreachable becomes reachable, and objects the round allocates are allocated black.
+// - The round stores only references to objects it reached from the roots at its start
+//   (its live set, which is what the snapshot marks), references loaded from them, and
+//   objects it allocated, so nothing the snapshot found unreachable becomes reachable
+//   again; objects the round allocates are allocated black.
 // - Between rounds the replay's thread runs nothing, so each cycle's lazy sweep is done
 //   by the allocations of the round that runs after its final pause, and what is left
 //   is finished before the next snapshot (mutator time, not a pause; the collector
