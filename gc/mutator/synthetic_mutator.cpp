@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "gc/heap/heap_materializer.hpp"
+#include "gc/markers/serial_marker.hpp"
 #include "gc/trace/trace_recorder.hpp"
 #include "gc/util/stopwatch.hpp"
 
@@ -45,22 +47,35 @@ void SyntheticMutator::store(ObjectId holder, std::uint64_t index, ObjectId targ
     heap_.store_ref(holder, static_cast<std::uint32_t>(index), target);
   if (recorder_ != nullptr) recorder_->stored(holder, index, target);
   ++stats_.stores;
+  ++operations_since_poll_;
+}
+
+void SyntheticMutator::step_boundary() {
+  if (safepoint_ == nullptr || operations_since_poll_ < safepoint_->poll_interval()) return;
+  operations_since_poll_ = 0;
+  safepoint_->poll(held());
+}
+
+ObjectId SyntheticMutator::try_allocate_like(ObjectId model) {
+  const ShapeId shape = heap_.shape_of(model);
+  switch (heap_.shapes().layout(shape).shape.kind) {
+    case ShapeKind::Object: return heap_.allocate(shape);
+    case ShapeKind::RefArray: return heap_.allocate_ref_array(heap_.array_length(model));
+    case ShapeKind::ScalarArray: return heap_.allocate_scalar_array(heap_.array_length(model));
+  }
+  return kNullRef;
 }
 
 ObjectId SyntheticMutator::allocate_like(ObjectId model, const char* what) {
-  const ShapeId shape = heap_.shape_of(model);
-  ObjectId id = kNullRef;
-  switch (heap_.shapes().layout(shape).shape.kind) {
-    case ShapeKind::Object: id = heap_.allocate(shape); break;
-    case ShapeKind::RefArray: id = heap_.allocate_ref_array(heap_.array_length(model)); break;
-    case ShapeKind::ScalarArray: id = heap_.allocate_scalar_array(heap_.array_length(model)); break;
-  }
+  ObjectId id = try_allocate_like(model);
+  if (id == kNullRef && safepoint_ != nullptr && safepoint_->heap_full(held())) id = try_allocate_like(model);
   if (id == kNullRef)
     throw HeapExhausted(fmt::format("heap exhausted allocating {} for the mutator (--mutate {}; limit {} bytes, {} in "
                                     "use): raise --heap or mutate less",
                                     what, spec_.text(), heap_.limit_bytes(), heap_.used_bytes()));
   if (recorder_ != nullptr) recorder_->allocated(id);
   ++stats_.objects_allocated;
+  ++operations_since_poll_;
   stats_.bytes_allocated += heap_.object_bytes(id);
   return id;
 }
@@ -97,6 +112,7 @@ void SyntheticMutator::find_slots(const std::vector<std::uint64_t>& among_all,
 
 void SyntheticMutator::rewire(std::uint64_t null_slots, std::uint64_t all_slots, const std::vector<Slot>& slots) {
   for (const Slot& s : slots) {
+    step_boundary();
     const bool to_null = rng_.below(all_slots) < null_slots;
     store(s.holder, s.index, to_null ? kNullRef : live_[rng_.below(live_.size())]);
     ++stats_.rewired;
@@ -106,6 +122,7 @@ void SyntheticMutator::rewire(std::uint64_t null_slots, std::uint64_t all_slots,
 
 void SyntheticMutator::replace(const std::vector<Slot>& slots) {
   for (const Slot& s : slots) {
+    step_boundary();
     const ObjectId old = load(s.holder, s.index);
     if (old == kNullRef) continue;
     const ObjectId copy = allocate_like(old, "a replacement object");
@@ -121,6 +138,7 @@ void SyntheticMutator::allocate_garbage() {
   garbage_.clear();
   std::uint64_t progress = 0;  // bytes, at least one per object, so zero-byte shapes still end the loop
   while (progress < spec_.garbage_bytes && !live_.empty()) {
+    step_boundary();
     const ObjectId model = live_[rng_.below(live_.size())];
     const ObjectId object = allocate_like(model, "garbage");
     const std::uint64_t n = slot_count(model);
@@ -137,9 +155,23 @@ void SyntheticMutator::allocate_garbage() {
   garbage_.clear();
 }
 
-MutationStats SyntheticMutator::mutate(const MarkBitmap& live) {
+MutationStats SyntheticMutator::mutate_reachable(std::span<const ObjectId> roots, MutatorSafepoint* safepoint) {
+  if (heap_.graph_mode() != RefGraphMode::Barrier)
+    throw std::logic_error("the synthetic mutator finds what it reaches in the barrier's reference graph");
+  const Stopwatch clock;
+  SerialMarker().mark({heap_.graph(), roots, heap_.blocks().high_water()}, reachable_);
+  const double live_set_ms = clock.elapsed_ms();
+  MutationStats stats = mutate(reachable_, safepoint);
+  stats.live_set_ms = live_set_ms;
+  stats.mutate_ms += live_set_ms;
+  return stats;
+}
+
+MutationStats SyntheticMutator::mutate(const MarkBitmap& live, MutatorSafepoint* safepoint) {
   const Stopwatch clock;
   stats_ = {};
+  safepoint_ = safepoint;
+  operations_since_poll_ = 0;
   live_.clear();
   for (std::uint32_t b = 0; b < live.block_count(); ++b)
     for (std::uint64_t w = live.words()[b]; w != 0; w &= w - 1)
@@ -170,6 +202,7 @@ MutationStats SyntheticMutator::mutate(const MarkBitmap& live) {
   allocate_garbage();
   live_.clear();
   live_.shrink_to_fit();
+  safepoint_ = nullptr;
   stats_.mutate_ms = clock.elapsed_ms();
   return stats_;
 }

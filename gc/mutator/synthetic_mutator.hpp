@@ -3,8 +3,13 @@
 // the heap the way a running program would, so that warm collections and the device
 // mirror's incremental sync can be measured on real heap shapes in steady state.
 //
-// One round (`mutate`) works on the objects the previous collection marked (the live
-// set L, in id order) and does, in this order:
+// One round works on a live set L (in id order): the objects the previous collection
+// marked (`mutate`), or what the mutator reaches from the roots itself, found by a
+// serial mark of the heap's reference graph at the start of the round
+// (`mutate_reachable`: under the concurrent plan a round runs while a snapshot is
+// marked, and the previous cycle's marks are a round old: objects the last round cut
+// off are in them, and storing one of those would bring back an object the snapshot
+// found unreachable, which its final pause frees). A round does, in this order:
 //
 //   1. rewire: round(rewire x R) stores, R being the non-null references of L. Each
 //      picks a reference slot uniformly among all reference slots of L (field or array
@@ -36,16 +41,26 @@
 //   off; a stop-the-world collector cannot tell the difference.
 // - A round reads every reference slot of L twice (to count, then to find the picked
 //   slots): O(|L| + slots) time and O(|L| + picks) memory; it runs outside any pause.
+//   `mutate_reachable` adds a mark of the live graph (needs barrier mode, where the
+//   graph is current).
+// - Safepoints (mutator_safepoint.hpp): with a MutatorSafepoint, the round polls it
+//   between steps (a rewire, a replacement, a garbage object) once poll_interval()
+//   stores and allocations have happened since the last poll, and asks it before
+//   giving up on an allocation. Every object a step makes is stored into a holder or
+//   listed as garbage before the step ends, so at a poll the round holds nothing but L
+//   and its garbage (HeldObjects).
 //
 // An allocation that does not fit the heap limit throws HeapExhausted.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "gc/heap/heap.hpp"
 #include "gc/heap/mark_bitmap.hpp"
+#include "gc/mutator/mutator_safepoint.hpp"
 #include "heapgraph/random.hpp"
 
 namespace gcvm {
@@ -73,6 +88,7 @@ struct MutationStats {
   std::uint64_t stores = 0;           // all reference stores of the round
   std::uint64_t objects_allocated = 0;
   std::uint64_t bytes_allocated = 0;  // Heap::object_bytes of every allocation
+  double live_set_ms = 0;             // of mutate_ms: finding L (mutate_reachable's mark)
   double mutate_ms = 0;               // wall time of the round
 };
 
@@ -82,8 +98,11 @@ class SyntheticMutator {
   /// round is recorded too (`gcvm replay DUMP --record-trace`).
   SyntheticMutator(Heap& heap, MutationSpec spec, std::uint64_t seed, TraceRecorder* recorder = nullptr);
 
-  /// One round on the objects set in `live` (the previous collection's marks).
-  MutationStats mutate(const MarkBitmap& live);
+  /// One round on the objects set in `live` (the previous collection's marks); with a
+  /// `safepoint`, polling it as the header says.
+  MutationStats mutate(const MarkBitmap& live, MutatorSafepoint* safepoint = nullptr);
+  /// One round on the objects reachable from `roots` now (a mark of the heap's graph).
+  MutationStats mutate_reachable(std::span<const ObjectId> roots, MutatorSafepoint* safepoint = nullptr);
 
  private:
   /// One reference slot: its holder and its field or element index.
@@ -95,8 +114,13 @@ class SyntheticMutator {
   std::uint64_t slot_count(ObjectId obj) const;
   ObjectId load(ObjectId holder, std::uint64_t index) const;
   void store(ObjectId holder, std::uint64_t index, ObjectId target);
-  /// A fresh object of `model`'s shape and size (references null).
+  /// A fresh object of `model`'s shape and size (references null); after a failure the
+  /// safepoint may make room once.
   ObjectId allocate_like(ObjectId model, const char* what);
+  ObjectId try_allocate_like(ObjectId model);
+  /// Between two steps of a round: polls the safepoint when it is due.
+  void step_boundary();
+  HeldObjects held() const { return {live_, garbage_}; }
   /// Sorted uniform draws in [0, bound).
   std::vector<std::uint64_t> draw_sorted(std::uint64_t count, std::uint64_t bound);
   /// One pass over L: the slots at sorted positions `among_all` (counting every slot)
@@ -114,6 +138,9 @@ class SyntheticMutator {
   std::vector<ObjectId> live_;
   std::vector<ObjectId> garbage_;
   MutationStats stats_;
+  MutatorSafepoint* safepoint_ = nullptr;  // of the round in progress
+  std::uint64_t operations_since_poll_ = 0;
+  MarkBitmap reachable_;  // mutate_reachable's L
 };
 
 }  // namespace gcvm

@@ -56,6 +56,7 @@ std::optional<CollectionStats> ConcurrentCollector::start(std::span<const Object
   cycle_process_cpu_ = process_cpu_ms();
   cycle_thread_cpu_ = thread_cpu_ms();
   const Stopwatch pause;
+  last_fell_back_ = false;
   cycle_ = {};
   cycle_.index = ++cycles_;
   cycle_.kind = CollectionKind::Concurrent;
@@ -185,6 +186,7 @@ CollectionStats ConcurrentCollector::fall_back(const DeviceError& error, std::sp
   fallback_.warn(marker_->name(), fmt::format("cycle {} (concurrent), {}", cycle_.index, where), error.what());
   marker_.reset();  // the device, its mirror and its refresher (stopped since the snapshot)
   cpu_ = std::make_unique<Collector>(heap_, fallback_.cpu_marker(), verify_);
+  last_fell_back_ = true;
   const double start = process_ms();
   CollectionStats stats = cpu_->collect(roots, cycle_.reason);
   stats.index = cycle_.index;

@@ -120,8 +120,9 @@ class ConcurrentCollector {
 
   /// The marker of the next cycle: the one given, or the CPU marker after a fallback.
   const Marker& marker() const { return cpu_ ? cpu_->marker() : *marker_; }
-  /// The bitmap of the last cycle (valid until the next one starts).
-  const MarkBitmap& last_marks() const { return marks_; }
+  /// The bitmap of the last cycle, or of the fallback collection that replaced it
+  /// (valid until the next one starts).
+  const MarkBitmap& last_marks() const { return last_fell_back_ ? cpu_->last_marks() : marks_; }
 
  private:
   /// The marker of the next cycle (see marker()).
@@ -163,6 +164,7 @@ class ConcurrentCollector {
   CollectionStats cycle_;  // filled by start, completed by finish
   double cycle_process_cpu_ = 0, cycle_thread_cpu_ = 0, initial_thread_cpu_ = 0;
   std::uint64_t cycles_ = 0;
+  bool last_fell_back_ = false;  // the last cycle was replaced by a fallback collection
 };
 
 }  // namespace gcvm

@@ -59,8 +59,10 @@ nlohmann::json collection_json(const CollectionStats& s) {
 
 std::string mark_digest(const MarkBitmap& marks) {
   std::uint64_t hash = 0xCBF29CE484222325ull;
-  for (std::uint64_t word : marks.words())
-    for (int byte = 0; byte < 8; ++byte) hash = (hash ^ ((word >> (8 * byte)) & 0xFF)) * 0x100000001B3ull;
+  const auto& words = marks.words();
+  const auto last = std::find_if(words.rbegin(), words.rend(), [](std::uint64_t w) { return w != 0; }).base();
+  for (auto word = words.begin(); word != last; ++word)
+    for (int byte = 0; byte < 8; ++byte) hash = (hash ^ ((*word >> (8 * byte)) & 0xFF)) * 0x100000001B3ull;
   return fmt::format("{:016x}", hash);
 }
 
@@ -94,11 +96,13 @@ std::string collection_log_line(const CollectionStats& s) {
 
 void CollectionTotals::add(const CollectionStats& s) {
   ++collections;
+  concurrent_cycles += s.kind == CollectionKind::Concurrent;
   marked_objects += s.mark.marked_objects;
   freed_objects += s.sweep.freed_objects;
   edges_traversed += s.mark.edges_traversed;
   pause_ms += s.pause_ms;
-  max_pause_ms = std::max(max_pause_ms, s.pause_ms);
+  if (s.pauses.empty()) max_pause_ms = std::max(max_pause_ms, s.pause_ms);
+  for (const PauseRecord& p : s.pauses) max_pause_ms = std::max(max_pause_ms, p.ms);
   mark_ms += s.mark.mark_ms;
   sweep_ms += s.sweep.sweep_ms;
   rebuild_ms += s.rebuild_ms;
@@ -112,6 +116,11 @@ nlohmann::json CollectionTotals::json() const {
 }
 
 std::string CollectionTotals::summary() const {
+  if (concurrent_cycles > 0)
+    return fmt::format("{} collections ({} concurrent cycles): {} marked, {} freed, {} edges traversed; pauses {:.3f} ms "
+                       "total, max {:.3f} ms; mark {:.3f} ms (concurrent in the cycles), sweep {:.3f} ms",
+                       collections, concurrent_cycles, marked_objects, freed_objects, edges_traversed, pause_ms,
+                       max_pause_ms, mark_ms, sweep_ms);
   return fmt::format("{} collections: {} marked, {} freed, {} edges traversed; pause {:.3f} ms total (mark {:.3f} + "
                      "sweep {:.3f}), max {:.3f} ms",
                      collections, marked_objects, freed_objects, edges_traversed, pause_ms, mark_ms, sweep_ms,

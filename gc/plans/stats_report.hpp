@@ -15,8 +15,9 @@ namespace gcvm {
 nlohmann::json collection_json(const CollectionStats& stats);
 std::string collection_summary(const CollectionStats& stats);
 
-/// FNV-1a over the mark words, as 16 hex digits: equal digests, equal marks (how
-/// `gcvm compare` checks that every collector marked the same objects).
+/// FNV-1a over the mark words up to the last nonzero one, as 16 hex digits: equal
+/// digests, equal marks, however many blocks the bitmap covers (how `gcvm compare`
+/// checks that every collector marked the same objects).
 std::string mark_digest(const MarkBitmap& marks);
 
 }  // namespace gcvm
@@ -30,19 +31,21 @@ std::string collection_log_line(const CollectionStats& stats);
 /// Sums over the collections of a run, for the summary at exit.
 struct CollectionTotals {
   std::uint64_t collections = 0;
+  std::uint64_t concurrent_cycles = 0;  // of them: concurrent mark, its pauses apart
   std::uint64_t marked_objects = 0;
   std::uint64_t freed_objects = 0;
   std::uint64_t edges_traversed = 0;
   double pause_ms = 0;
-  double max_pause_ms = 0;
-  double mark_ms = 0;
+  double max_pause_ms = 0;  // the longest pause (a concurrent cycle has several)
+  double mark_ms = 0;       // a concurrent cycle's mark is not in its pauses
   double sweep_ms = 0;
   double rebuild_ms = 0;
   double verify_ms = 0;
 
   void add(const CollectionStats& stats);
   nlohmann::json json() const;
-  /// One line (no newline): collections, marked, freed, total and max pause.
+  /// One line (no newline): collections, marked, freed, total and max pause (and how
+  /// much of the mark ran concurrently).
   std::string summary() const;
 };
 

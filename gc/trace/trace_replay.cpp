@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "gc/heap/heap_materializer.hpp"
 #include "heapgraph/trace/trace_error.hpp"
@@ -14,7 +15,15 @@ using trace::EventKind;
 using trace::TraceError;
 
 TraceReplayer::TraceReplayer(Heap& heap, Collector& collector, ReplayOptions options)
-    : heap_(heap), collector_(collector), options_(options) {}
+    : TraceReplayer(
+          heap,
+          [&collector](std::span<const ObjectId> roots, std::string reason) {
+            return collector.collect(roots, std::move(reason));
+          },
+          options) {}
+
+TraceReplayer::TraceReplayer(Heap& heap, CollectFunction collect, ReplayOptions options)
+    : heap_(heap), collect_(std::move(collect)), options_(options) {}
 
 ObjectId TraceReplayer::resolve(ObjectId recorded, const char* role) const {
   const auto it = heap_id_.find(recorded);
@@ -72,7 +81,7 @@ void TraceReplayer::store(const trace::TraceEvent& e) {
 }
 
 void TraceReplayer::collect(const std::vector<ObjectId>& roots, const char* reason) {
-  const CollectionStats stats = collector_.collect(roots, reason);
+  const CollectionStats stats = collect_(roots, reason);
   if (*hook_) (*hook_)(stats);
 }
 

@@ -2,7 +2,9 @@
 // `gcvm replay`. Each recorded allocation allocates an object of the same shape (its
 // recorded id is mapped to the new heap's id), each store goes through the heap's
 // write barrier, each root snapshot becomes the root set, and each recorded
-// collection point runs the Collector with that root set.
+// collection point runs a collection from that root set: the Collector's, or whatever
+// the replay's plan runs there (a CollectFunction; `gcvm replay --plan=concurrent` runs
+// a whole concurrent cycle).
 //
 // Id mapping: `recorded id -> heap id`, replaced when the trace allocates the id again
 // (after a collection, the recorder's allocator reused the slot: a new object). A
@@ -28,6 +30,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -54,9 +58,13 @@ struct ReplaySummary {
 class TraceReplayer {
  public:
   using CollectionHook = std::function<void(const CollectionStats&)>;
+  /// One complete collection of the heap from exactly `roots`.
+  using CollectFunction = std::function<CollectionStats(std::span<const ObjectId> roots, std::string reason)>;
 
   /// `heap` should be fresh; `collector` must collect `heap`. Both outlive the replayer.
   TraceReplayer(Heap& heap, Collector& collector, ReplayOptions options = {});
+  /// `collect` must collect `heap`, which should be fresh and outlive the replayer.
+  TraceReplayer(Heap& heap, CollectFunction collect, ReplayOptions options = {});
 
   /// Replays every event; calls `on_collection` after each collection. Throws
   /// TraceError (bad or inconsistent trace), HeapExhausted, VerifyError.
@@ -73,7 +81,7 @@ class TraceReplayer {
   void collect(const std::vector<ObjectId>& roots, const char* reason);
 
   Heap& heap_;
-  Collector& collector_;
+  CollectFunction collect_;
   ReplayOptions options_;
   const trace::TraceReader* reader_ = nullptr;
   const CollectionHook* hook_ = nullptr;

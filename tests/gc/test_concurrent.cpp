@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <thread>
 #include <vector>
 
 #include "device_fixtures.hpp"
@@ -17,6 +15,7 @@
 #include "gc/plans/concurrent_collector.hpp"
 #include "gc/plans/concurrent_policy.hpp"
 #include "heap_mutator.hpp"
+#include "slow_marker.hpp"
 
 namespace gcvm {
 
@@ -37,17 +36,6 @@ class MarksNothing final : public Marker {
   MarkStats mark(const MarkRequest& request, MarkBitmap& out) override {
     out.reset(request.block_count);
     return {};
-  }
-};
-
-/// The serial marker, after a nap: a mark still running when the mutator needs it.
-class SlowMarker final : public Marker {
- public:
-  std::string_view name() const override { return "slow"; }
-  MarkerConstraints constraints() const override { return {}; }
-  MarkStats mark(const MarkRequest& request, MarkBitmap& out) override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    return SerialMarker().mark(request, out);
   }
 };
 
@@ -165,7 +153,7 @@ TEST_CASE("a cycle finished before its mark is done stalls the mutator, and the 
   const ShapeId node = heap.shapes().intern(1, 0);
   const std::vector<ObjectId> roots{heap.allocate(node)};
   heap.allocate(node);  // garbage
-  ConcurrentCollector collector(heap, std::make_unique<SlowMarker>(), true);
+  ConcurrentCollector collector(heap, std::make_unique<test::SlowMarker>(), true);
   collector.start(roots, "test");
   const CollectionStats stats = collector.finish(roots);  // at once: the mark still naps
   CHECK(stats.stall_ms >= 100);

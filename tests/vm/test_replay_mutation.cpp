@@ -12,8 +12,11 @@
 
 #include "cli_runner.hpp"
 #include "collector_flags.hpp"
+#include "replay_runner.hpp"
 
 using gcvm::test::collector_flags;
+using gcvm::test::fixture_dump;
+using gcvm::test::replay_json;
 using gcvm::test::run_gcvm;
 
 namespace {
@@ -21,13 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kMutation = " --collections=4 --mutate=rewire=0.05,replace=0.01,garbage=256K";
-
-nlohmann::json replay_json(const std::string& args) {
-  const auto r = run_gcvm("replay " + args + " --stats=json");
-  CAPTURE(args);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  return nlohmann::json::parse(r.out);
-}
 
 /// Per collection: marked, freed, edges, heap after, mark digest and what the mutation
 /// before it did; everything that must not depend on the marker or the run.
@@ -46,15 +42,7 @@ std::vector<std::string> outcome(const nlohmann::json& j) {
   return rows;
 }
 
-fs::path fixture_dump() { return fs::path(GCVM_SNAPSHOT_DIR) / "java" / "all.hprof"; }
-
-/// A trace of a synthetic heap, recorded by gcvm mark (no Java needed).
-std::string recorded_trace() {
-  const std::string path = "mutation-rmat.gcvmtrace";
-  const auto r = run_gcvm("mark --graph=rmat:12 --stats=json --record-trace=" + path);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  return path;
-}
+std::string recorded_trace() { return gcvm::test::recorded_trace("mutation-rmat.gcvmtrace"); }
 
 }  // namespace
 

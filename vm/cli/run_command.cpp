@@ -34,46 +34,14 @@ std::vector<std::int64_t> parse_guest_args(const std::vector<std::string>& args)
   return out;
 }
 
-}  // namespace
-
-std::optional<GenerationalOptions> RunArgs::generational() const {
-  if (plan != "generational") {
-    for (const auto& [flag, given] : {std::pair{"--nursery", !nursery.empty()}, std::pair{"--promotion-age", promotion_age != 0},
-                                      std::pair{"--full-trigger", full_trigger != 0}})
-      if (given) throw UsageError(std::string(flag) + " applies to --plan=generational (the plan is " + plan + ")");
-    return std::nullopt;
-  }
-  GenerationalOptions options;
-  if (!nursery.empty()) {
-    const auto bytes = parse_byte_size(nursery);
-    if (!bytes || *bytes == 0) throw UsageError("--nursery=" + nursery + " is not a size (examples: 512K, 8M)");
-    options.nursery_bytes = *bytes;
-  }
-  if (promotion_age != 0) options.promotion_age = promotion_age;
-  if (full_trigger != 0) options.full_trigger_percent = full_trigger;
-  return options;
-}
-
-std::optional<ConcurrentOptions> RunArgs::concurrent() const {
-  if (plan != "concurrent") {
-    if (concurrent_trigger != 0)
-      throw UsageError("--concurrent-trigger applies to --plan=concurrent (the plan is " + plan + ")");
-    return std::nullopt;
-  }
-  ConcurrentOptions options;
-  options.trigger_percent = concurrent_trigger;
-  return options;
-}
-
-namespace {
-
 int run_program(const RunArgs& args) {
   const auto limit = parse_byte_size(args.heap);
   if (!limit || *limit == 0) throw UsageError("--heap=" + args.heap + " is not a size (examples: 64M, 2G)");
   const std::vector<std::int64_t> guest_args = parse_guest_args(args.guest_args);
-  const std::optional<GenerationalOptions> generational = args.generational();
-  const std::optional<ConcurrentOptions> concurrent = args.concurrent();
+  const std::optional<GenerationalOptions> generational = args.plan.generational();
+  const std::optional<ConcurrentOptions> concurrent = args.plan.concurrent();
   const CollectorChoice choice = args.collector.choice();
+  args.plan.check_collector(choice);
 #if GCVM_HAVE_BOEHM
   if (collector_is_boehm(choice)) {
     if (!choice.options.empty()) reject_gc_option("boehm", choice.options.front(), "");
@@ -83,8 +51,6 @@ int run_program(const RunArgs& args) {
       throw UsageError("--refgraph=rebuild applies to gcvm heaps; --gc=boehm keeps no reference graph");
     if (!args.record_trace.empty())
       throw UsageError("--record-trace records a gcvm heap; it does not apply to --gc=boehm");
-    if (generational || concurrent)
-      throw UsageError("--plan=" + args.plan + " needs a gcvm heap; --gc=boehm is libgc's own stop-the-world, non-generational collector");
     return run_boehm(args, load_program(args.program), *limit, choice.threads, guest_args);
   }
 #endif
@@ -102,7 +68,7 @@ int run_program(const RunArgs& args) {
     }
     return run_recording(args, module, config, std::move(marker), guest_args, generational, concurrent);
   } catch (const std::invalid_argument& e) {
-    throw UsageError("--plan=" + args.plan + ": " + e.what());
+    throw UsageError("--plan=" + args.plan.name + ": " + e.what());
   }
 }
 
@@ -125,22 +91,9 @@ std::function<int()> register_run_command(CLI::App& app) {
   add_stats_json_flag(*cmd, args->stats_json);
   cmd->add_option("--record-trace", args->record_trace,
                   "Record the run's allocations, stores and collections as a heap trace (docs/trace-format.md)");
-  cmd->add_option("--plan", args->plan,
-                  "Collection plan: marksweep (every collection full), generational (young and full collections) "
-                  "or concurrent (the mark runs while the program runs; docs/concurrent.md)")
-      ->check(CLI::IsMember({"marksweep", "generational", "concurrent"}))
-      ->capture_default_str();
-  cmd->add_option("--nursery", args->nursery,
-                  "Generational: heap bytes allocated between young collections (default: heap/8, at least 64K)");
-  cmd->add_option("--promotion-age", args->promotion_age,
-                  "Generational: collections a young object survives before it is promoted (1..15, default 2)")
-      ->check(CLI::Range(1u, 15u));
-  cmd->add_option("--full-trigger", args->full_trigger,
-                  "Generational: a collection is full when the heap is this percent used (1..100, default 80)")
-      ->check(CLI::Range(1u, 100u));
-  cmd->add_option("--concurrent-trigger", args->concurrent_trigger,
-                  "Concurrent: start a cycle when the heap is this percent used (1..100; default adaptive)")
-      ->check(CLI::Range(1u, 100u));
+  args->plan.add_plan_flag(*cmd);
+  args->plan.add_generational_flags(*cmd);
+  args->plan.add_concurrent_flags(*cmd);
   cmd->add_option("--stats", args->stats, "End-of-run summary on stderr")
       ->check(CLI::IsMember({"text", "json", "none"}))
       ->capture_default_str();

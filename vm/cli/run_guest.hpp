@@ -20,6 +20,7 @@
 #include "vm/bytecode/module.hpp"
 #include "vm/cli/collector_args.hpp"
 #include "vm/cli/commands.hpp"
+#include "vm/cli/plan_args.hpp"
 #include "vm/cli/stats_outputs.hpp"
 #include "vm/interp/interpreter.hpp"
 #include "vm/runtime/recording_heap_binding.hpp"
@@ -39,17 +40,7 @@ struct RunArgs {
   std::string gc_log;      // --gc-log[=FILE] (vm/cli/stats_outputs.hpp)
   std::string stats_json;  // --stats-json=FILE
   std::string record_trace;
-  std::string plan = "marksweep";
-  std::string nursery;        // empty: the policy's default
-  std::uint32_t promotion_age = 0;  // 0: the policy's default
-  std::uint32_t full_trigger = 0;   // 0: the policy's default
-  std::uint32_t concurrent_trigger = 0;  // 0: adaptive
-  /// The generational plan's options from --plan and its flags; nullopt for the others.
-  /// Throws UsageError for a flag of the generational plan under another plan.
-  std::optional<GenerationalOptions> generational() const;
-  /// The concurrent plan's options; nullopt for the others. Throws UsageError for
-  /// --concurrent-trigger under another plan.
-  std::optional<ConcurrentOptions> concurrent() const;
+  PlanArgs plan;  // --plan and the plans' flags
 };
 
 /// Runs the guest on `binding` and reports; with a RecordingSoaHeapBinding, also ends

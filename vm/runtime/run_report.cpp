@@ -69,14 +69,15 @@ struct ConcurrentFigures {
   double concurrent_mark_ms = 0, lazy_sweep_ms = 0;
 };
 
-ConcurrentFigures concurrent_figures(const RunFacts& facts, const std::vector<CollectionStats>& collections) {
+ConcurrentFigures concurrent_figures(const std::vector<CollectionStats>& collections,
+                                     const std::optional<LazySweepTotals>& exit_lazy_sweep) {
   ConcurrentFigures c{pause_histogram(collections, PauseKind::Initial), pause_histogram(collections, PauseKind::Final),
                       pause_histogram(collections, PauseKind::Stall), pause_histogram(collections, PauseKind::Fallback)};
   for (const CollectionStats& s : collections) {
     c.concurrent_mark_ms += s.concurrent_mark_ms;
     c.lazy_sweep_ms += s.previous_lazy_sweep.ms;
   }
-  if (facts.exit_lazy_sweep) c.lazy_sweep_ms += facts.exit_lazy_sweep->ms;
+  if (exit_lazy_sweep) c.lazy_sweep_ms += exit_lazy_sweep->ms;
   return c;
 }
 
@@ -226,6 +227,43 @@ std::string gc_log_line(const CollectionStats& s) {
                      verify_part(s));
 }
 
+std::string concurrent_summary(const std::vector<CollectionStats>& collections,
+                               const std::optional<LazySweepTotals>& exit_lazy_sweep) {
+  const ConcurrentFigures c = concurrent_figures(collections, exit_lazy_sweep);
+  return fmt::format("  plan concurrent: initial {}\n                   final   {}\n", histogram_text(c.initial, "pause"),
+                     histogram_text(c.final_pauses, "pause")) +
+         fmt::format("  stalled cycles: {} ({:.3f} ms waiting for marks), concurrent mark {:.3f} ms, lazy sweep {:.3f} ms{}\n",
+                     c.stall.count, c.stall.total_ms, c.concurrent_mark_ms, c.lazy_sweep_ms,
+                     exit_lazy_sweep ? " (the last cycle's at exit: " + lazy_sweep_text(*exit_lazy_sweep) + ")"
+                                     : std::string());
+}
+
+nlohmann::json pause_figures_json(const std::vector<CollectionStats>& collections,
+                                  const std::optional<LazySweepTotals>& exit_lazy_sweep) {
+  const GenerationalFigures g = generational_figures(collections);
+  const ConcurrentFigures c = concurrent_figures(collections, exit_lazy_sweep);
+  nlohmann::json exit_sweep;
+  if (exit_lazy_sweep)
+    exit_sweep = {{"ms", exit_lazy_sweep->ms},
+                  {"blocks", exit_lazy_sweep->blocks},
+                  {"freed_objects", exit_lazy_sweep->freed_objects}};
+  return {
+      {"pauses",
+       {{"all", pause_histogram(collections).json()},
+        {"young", g.young.json()},
+        {"full", g.full.json()},
+        {"initial", c.initial.json()},
+        {"final", c.final_pauses.json()},
+        {"stall", c.stall.json()},
+        {"fallback", c.fallback.json()}}},
+      {"stalled_cycles", c.stall.count},
+      {"concurrent_mark_ms", c.concurrent_mark_ms},
+      {"lazy_sweep_ms", c.lazy_sweep_ms},
+      {"exit_lazy_sweep", exit_sweep},
+      {"device_fallbacks", device_fallbacks(collections)},
+  };
+}
+
 std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& collections) {
   const Totals t = totals(collections);
   std::string text = fmt::format(
@@ -247,15 +285,7 @@ std::string run_summary(const RunFacts& f, const std::vector<CollectionStats>& c
     text += fmt::format("  young per full collection: {}, objects promoted: {}\n",
                         ratio ? fmt::format("{:.1f}", *ratio) : std::string("no full collection"), g.promoted);
   }
-  if (f.plan == "concurrent") {
-    const ConcurrentFigures c = concurrent_figures(f, collections);
-    text += fmt::format("  plan concurrent: initial {}\n                   final   {}\n", histogram_text(c.initial, "pause"),
-                        histogram_text(c.final_pauses, "pause"));
-    text += fmt::format("  stalled cycles: {} ({:.3f} ms waiting for marks), concurrent mark {:.3f} ms, lazy sweep {:.3f} ms{}\n",
-                        c.stall.count, c.stall.total_ms, c.concurrent_mark_ms, c.lazy_sweep_ms,
-                        f.exit_lazy_sweep ? " (the last cycle's at exit: " + lazy_sweep_text(*f.exit_lazy_sweep) + ")"
-                                          : std::string());
-  }
+  if (f.plan == "concurrent") text += concurrent_summary(collections, f.exit_lazy_sweep);
   if (const std::uint64_t fallbacks = device_fallbacks(collections); fallbacks > 0) {
     const auto first = std::find_if(collections.begin(), collections.end(),
                                     [](const CollectionStats& c) { return c.device_fallback(); });
@@ -275,31 +305,12 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
   nlohmann::json list = nlohmann::json::array();
   for (const CollectionStats& c : collections) list.push_back(collection_json(c));
   const GenerationalFigures g = generational_figures(collections);
-  const ConcurrentFigures c = concurrent_figures(f, collections);
   const auto ratio = g.young_per_full();
-  nlohmann::json exit_lazy_sweep;
-  if (f.exit_lazy_sweep)
-    exit_lazy_sweep = {{"ms", f.exit_lazy_sweep->ms},
-                       {"blocks", f.exit_lazy_sweep->blocks},
-                       {"freed_objects", f.exit_lazy_sweep->freed_objects}};
-  return {
+  nlohmann::json out = {
       {"command", "run"},
       {"program", f.program},
       {"collector", f.collector},
       {"plan", f.plan},
-      {"pauses",
-       {{"all", pause_histogram(collections).json()},
-        {"young", g.young.json()},
-        {"full", g.full.json()},
-        {"initial", c.initial.json()},
-        {"final", c.final_pauses.json()},
-        {"stall", c.stall.json()},
-        {"fallback", c.fallback.json()}}},
-      {"stalled_cycles", c.stall.count},
-      {"concurrent_mark_ms", c.concurrent_mark_ms},
-      {"lazy_sweep_ms", c.lazy_sweep_ms},
-      {"exit_lazy_sweep", exit_lazy_sweep},
-      {"device_fallbacks", device_fallbacks(collections)},
       {"young_per_full", ratio ? nlohmann::json(*ratio) : nlohmann::json()},
       {"promoted_objects", g.promoted},
       {"refgraph", f.refgraph},
@@ -323,6 +334,8 @@ nlohmann::json run_json(const RunFacts& f, const std::vector<CollectionStats>& c
       {"freed_objects", t.freed},
       {"collections", list},
   };
+  out.update(pause_figures_json(collections, f.exit_lazy_sweep));
+  return out;
 }
 
 }  // namespace gcvm::vm

@@ -53,6 +53,19 @@ std::string gc_log_line(const CollectionStats& stats);
 /// "[gc exit] lazy sweep of the last cycle ..." (the concurrent plan, at the end of a run).
 std::string exit_lazy_sweep_log_line(const LazySweepTotals& sweep);
 
+/// The pause figures of a run under any plan, beside its collections: `pauses` (the
+/// histograms all, young, full, initial, final, stall, fallback), `stalled_cycles`,
+/// `concurrent_mark_ms`, `lazy_sweep_ms` (every cycle's lazy sweep, `exit_lazy_sweep`'s
+/// included), `exit_lazy_sweep` (the concurrent plan's last cycle's, finished at the
+/// end; null under the other plans) and `device_fallbacks`. `gcvm replay` reports them
+/// too.
+nlohmann::json pause_figures_json(const std::vector<CollectionStats>& collections,
+                                  const std::optional<LazySweepTotals>& exit_lazy_sweep);
+/// The concurrent plan's summary lines: initial and final pause histograms, stalled
+/// cycles, concurrent mark and lazy sweep time.
+std::string concurrent_summary(const std::vector<CollectionStats>& collections,
+                               const std::optional<LazySweepTotals>& exit_lazy_sweep);
+
 /// Several lines: collections, total/max pause, mark/sweep split, allocation volume.
 std::string run_summary(const RunFacts& facts, const std::vector<CollectionStats>& collections);
 
