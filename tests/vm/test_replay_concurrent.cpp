@@ -166,7 +166,9 @@ TEST_CASE("a dump's concurrent replay, recorded with --record-trace, replays wit
 
 TEST_CASE("replay's plans: bad combinations give one line and exit 2; a round that does not fit, exit 3") {
   const std::string trace = concurrent_trace();
+#if GCVM_HAVE_BOEHM
   check_usage_error("replay " + trace + " --plan=concurrent --gc=boehm", "--plan=concurrent needs a gcvm heap");
+#endif
   check_usage_error("replay " + trace + " --plan=incremental", "--plan: incremental not in");
   check_usage_error("replay " + trace + " --plan=generational", "gcvm replay collects under --plan=marksweep or");
   check_usage_error("replay " + trace + " --concurrent-trigger=50", "applies to --plan=concurrent");
