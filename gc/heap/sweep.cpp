@@ -38,7 +38,9 @@ SweepStats sweep_with(Heap& heap, F&& sweep_all) {
 SweepStats sweep(Heap& heap, const MarkBitmap& marks) {
   return sweep_with(heap, [&](SweepStats& stats) {
     Heap::SweepDebt& debt = heap.sweep_debts(1)[0];
+    const Stopwatch blocks_clock;
     sweep_blocks(heap, marks, 0, heap.blocks().high_water(), debt, stats);
+    stats.block_work_ms = blocks_clock.elapsed_ms();
     const Stopwatch settle_clock;
     heap.settle_sweep(debt);
     stats.settle_ms = settle_clock.elapsed_ms();
@@ -49,6 +51,7 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
   return sweep_with(heap, [&](SweepStats& stats) {
     struct alignas(64) Counts {  // a cache line each: tasks run side by side
       SweepStats counts;
+      double ms = 0;
     };
     const std::uint32_t blocks = heap.blocks().high_water();
     const std::uint32_t task_count = (blocks + kBlocksPerSweepTask - 1) / kBlocksPerSweepTask;
@@ -57,13 +60,17 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
     pool.for_each_task(task_count, [&](std::uint64_t t) {
       const auto first = static_cast<std::uint32_t>(t * kBlocksPerSweepTask);
       const std::uint32_t last = t + 1 == task_count ? blocks : first + kBlocksPerSweepTask;
+      const Stopwatch run_clock;
       sweep_blocks(heap, marks, first, last, debts[t], counts[t].counts);
+      counts[t].ms = run_clock.elapsed_ms();
     });
     const Stopwatch settle_clock;
     for (const Counts& c : counts) {
       stats.objects_before += c.counts.objects_before;
       stats.freed_objects += c.counts.freed_objects;
+      stats.block_work_ms += c.ms;
     }
+    stats.threads = pool.size();
     heap.settle_sweep(debts, &pool);
     stats.settle_ms = settle_clock.elapsed_ms();
   });

@@ -35,6 +35,10 @@ struct SweepStats {
   std::uint64_t blocks_freed = 0;
   double sweep_ms = 0;
   double settle_ms = 0;  // of it, settling the block sweeps' debts
+  std::uint32_t threads = 1;  // threads that swept the blocks
+  /// The blocks' sweep summed over the runs that threads swept (a serial sweep's time
+  /// for the same blocks, about): what a collector weighs against waking a pool.
+  double block_work_ms = 0;
 };
 
 /// Blocks one parallel sweep task covers (one claim of the shared counter).
@@ -48,11 +52,15 @@ static_assert(kBlocksPerSweepTask % 512 == 0,
 /// of a heap full of garbage (GCBench: 0.35 ms for 32,000 blocks) and 16 awake threads
 /// sweep the same heap in 0.1 ms.
 inline constexpr std::uint32_t kParallelSweepMinBlocks = 16 * kBlocksPerSweepTask;
-/// The same for a pool that sleeps when the sweep begins (the device markers' host
-/// threads are idle through the device mark): waking 15 sleeping threads took 0.1-2 ms
-/// there, as much as a serial sweep of 10,000-180,000 blocks, so such a pool sweeps
-/// only heaps of 256 MiB or more (churn_array's 262,144 blocks: 0.6-1.7 ms against
-/// 2.2-3.2 serially).
+/// A pool that sleeps when the sweep begins (the device markers' host threads are idle
+/// through the device mark) must be woken first: waking 15 sleeping threads took
+/// 0.1-2 ms on the H200 host, as much as the serial sweep of 10,000-180,000 blocks of
+/// GCBench's kind (0.35 ms for its 32,000), while a real Java heap's blocks, with their
+/// dead arrays, cost several times more each (jshell and order-service with 64 MiB of
+/// garbage a round: 3.5-5 ms serially). So the Collector wakes such a pool when the
+/// previous sweep's block work (SweepStats::block_work_ms) took at least this long, and
+/// for the first sweep when the heap has kSleepingPoolSweepMinBlocks blocks or more.
+inline constexpr double kSleepingPoolSweepMinWorkMs = 1.0;
 inline constexpr std::uint32_t kSleepingPoolSweepMinBlocks = 8 * kParallelSweepMinBlocks;
 
 /// Frees every allocated object whose mark bit is clear. `marks` covers the heap.

@@ -145,13 +145,16 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   ThreadPool* pool = marker_->thread_pool();
   const std::uint32_t blocks = heap_.blocks().high_water();
   bool parallel_sweep = pool != nullptr && blocks >= kParallelSweepMinBlocks;
-  if (pool == nullptr && blocks >= kSleepingPoolSweepMinBlocks && marker_->constraints().needs_device &&
+  const bool waking_pays = last_sweep_work_ms_ < 0 ? blocks >= kSleepingPoolSweepMinBlocks
+                                                   : last_sweep_work_ms_ >= kSleepingPoolSweepMinWorkMs;
+  if (pool == nullptr && blocks >= kParallelSweepMinBlocks && waking_pays && marker_->constraints().needs_device &&
       ThreadPool::resolve(0) > 1) {
     if (!sweep_pool_) sweep_pool_ = std::make_unique<ThreadPool>(0);
     pool = sweep_pool_.get();
     parallel_sweep = true;
   }
   stats.sweep = parallel_sweep ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
+  last_sweep_work_ms_ = stats.sweep.block_work_ms;
   if (generations != nullptr) {
     const Generations::Outcome outcome = generations->after_collection(heap_.graph(), marks_);
     stats.survivors = outcome.survivors;

@@ -8,8 +8,10 @@
 // in parallel on the marker's thread pool, whose threads are still awake after the
 // mark, when the heap has at least kParallelSweepMinBlocks blocks (sweep.hpp); for
 // device markers (whose host threads are otherwise idle in the pause) on a pool of
-// every hardware thread that the collector owns, which must be woken, when it has at
-// least kSleepingPoolSweepMinBlocks; else, and for the serial marker, serially.
+// every hardware thread that the collector owns, which must be woken, when the last
+// sweep's block work took kSleepingPoolSweepMinWorkMs or more (before the first sweep:
+// when the heap has kSleepingPoolSweepMinBlocks); else, and for the serial marker,
+// serially. The policy only picks the threads: both sweeps leave the same heap.
 //
 // On a generational heap (gc/heap/generations.hpp) a collection is young or full. A young
 // one marks from the roots plus the remembered set's young targets with every mature
@@ -143,6 +145,7 @@ class Collector {
   std::vector<ObjectId> young_roots_;
   std::uint64_t collections_ = 0;
   std::unique_ptr<ThreadPool> sweep_pool_;  // device markers' parallel sweep, made on first use
+  double last_sweep_work_ms_ = -1;          // the last sweep's block work; -1 before the first
 };
 
 }  // namespace gcvm

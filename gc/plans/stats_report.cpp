@@ -25,6 +25,8 @@ nlohmann::json collection_json(const CollectionStats& s) {
       {"mark_ms", s.mark.mark_ms},
       {"sweep_ms", s.sweep.sweep_ms},
       {"sweep_settle_ms", s.sweep.settle_ms},
+      {"sweep_threads", s.sweep.threads},
+      {"sweep_block_work_ms", s.sweep.block_work_ms},
       {"pause_ms", s.pause_ms},
       {"start_ms", s.start_ms},
       {"cpu_ms", s.cpu_ms >= 0 ? nlohmann::json(s.cpu_ms) : nlohmann::json()},
