@@ -149,7 +149,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
                                                    : last_sweep_work_ms_ >= kSleepingPoolSweepMinWorkMs;
   if (pool == nullptr && blocks >= kParallelSweepMinBlocks && waking_pays && marker_->constraints().needs_device &&
       ThreadPool::resolve(0) > 1) {
-    if (!sweep_pool_) sweep_pool_ = std::make_unique<ThreadPool>(0);
+    if (!sweep_pool_) sweep_pool_ = std::make_unique<ThreadPool>(sleeping_sweep_pool_threads(ThreadPool::resolve(0)));
     pool = sweep_pool_.get();
     parallel_sweep = true;
   }

@@ -8,7 +8,7 @@
 // in parallel on the marker's thread pool, whose threads are still awake after the
 // mark, when the heap has at least kParallelSweepMinBlocks blocks (sweep.hpp); for
 // device markers (whose host threads are otherwise idle in the pause) on a pool of
-// every hardware thread that the collector owns, which must be woken, when the last
+// half the hardware threads that the collector owns, which must be woken, when the last
 // sweep's block work took kSleepingPoolSweepMinWorkMs or more (before the first sweep:
 // when the heap has kSleepingPoolSweepMinBlocks); else, and for the serial marker,
 // serially. The policy only picks the threads: both sweeps leave the same heap.
