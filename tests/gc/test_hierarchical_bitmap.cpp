@@ -18,6 +18,22 @@ std::size_t model_find_next(const std::vector<bool>& model, std::size_t from) {
   return HierarchicalBitmap::npos;
 }
 
+constexpr std::size_t kContendedSize = 64 * 64 * 8;
+constexpr unsigned kContendingThreads = 4;
+
+/// Runs body(t, rng) on kContendingThreads threads at once, each with its own seeded
+/// random engine, and joins them.
+template <typename Body>
+void on_contending_threads(Body&& body) {
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < kContendingThreads; ++t)
+    workers.emplace_back([&body, t] {
+      std::mt19937 rng(t);
+      body(t, rng);
+    });
+  for (auto& w : workers) w.join();
+}
+
 }  // namespace
 
 TEST_CASE("hierarchical bitmap matches a flat model under random set/clear") {
@@ -81,23 +97,19 @@ TEST_CASE("resize keeps set bits and summaries") {
 }
 
 TEST_CASE("concurrent atomic set/clear leaves a consistent bitmap") {
-  constexpr std::size_t kSize = 64 * 64 * 8;
+  constexpr std::size_t kSize = kContendedSize;
+  constexpr unsigned threads = kContendingThreads;
   HierarchicalBitmap bitmap(kSize);
-  const unsigned threads = 4;
   // Each thread owns the bits i with i % threads == t, so the final state is known,
   // while summary words are shared and contended.
-  std::vector<std::thread> workers;
-  for (unsigned t = 0; t < threads; ++t)
-    workers.emplace_back([&, t] {
-      std::mt19937 rng(t);
-      for (int round = 0; round < 20000; ++round) {
-        const std::size_t i = (rng() % (kSize / threads)) * threads + t;
-        bitmap.set_atomic(i);
-        bitmap.clear_atomic(i);
-      }
-      for (std::size_t i = t; i < kSize; i += threads * 7) bitmap.set_atomic(i);
-    });
-  for (auto& w : workers) w.join();
+  on_contending_threads([&](unsigned t, std::mt19937& rng) {
+    for (int round = 0; round < 20000; ++round) {
+      const std::size_t i = (rng() % (kSize / threads)) * threads + t;
+      bitmap.set_atomic(i);
+      bitmap.clear_atomic(i);
+    }
+    for (std::size_t i = t; i < kSize; i += threads * 7) bitmap.set_atomic(i);
+  });
   CHECK(bitmap.check_invariant());
   for (std::size_t i = 0; i < kSize; ++i) REQUIRE(bitmap.test(i) == ((i % (threads * 7)) < threads));
 }
@@ -141,24 +153,20 @@ TEST_CASE("word-wise atomic set/clear match bit-wise operations, summaries inclu
 }
 
 TEST_CASE("concurrent word-wise set/clear leaves a consistent bitmap") {
-  constexpr std::size_t kSize = 64 * 64 * 8;
+  constexpr std::size_t kSize = kContendedSize;
+  constexpr unsigned threads = kContendingThreads;
   HierarchicalBitmap bitmap(kSize);
-  const unsigned threads = 4;
   // Each thread owns bit t of every 4 in each word: the words are shared by all
   // threads, the summaries contended, and the final state known.
-  std::vector<std::thread> workers;
-  for (unsigned t = 0; t < threads; ++t)
-    workers.emplace_back([&, t] {
-      const std::uint64_t own = 0x1111111111111111ull << t;
-      std::mt19937 rng(t);
-      for (int round = 0; round < 20000; ++round) {
-        const std::size_t w = rng() % (kSize / 64);
-        bitmap.set_word_bits_atomic(w, own);
-        bitmap.clear_word_bits_atomic(w, own);
-      }
-      for (std::size_t w = t; w < kSize / 64; w += threads) bitmap.set_word_bits_atomic(w, own);
-    });
-  for (auto& w : workers) w.join();
+  on_contending_threads([&](unsigned t, std::mt19937& rng) {
+    const std::uint64_t own = 0x1111111111111111ull << t;
+    for (int round = 0; round < 20000; ++round) {
+      const std::size_t w = rng() % (kSize / 64);
+      bitmap.set_word_bits_atomic(w, own);
+      bitmap.clear_word_bits_atomic(w, own);
+    }
+    for (std::size_t w = t; w < kSize / 64; w += threads) bitmap.set_word_bits_atomic(w, own);
+  });
   CHECK(bitmap.check_invariant());
   for (std::size_t i = 0; i < kSize; ++i) {
     const std::size_t owner = (i % 64) % threads;
