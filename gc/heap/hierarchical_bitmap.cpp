@@ -56,9 +56,9 @@ void HierarchicalBitmap::clear(std::size_t i) {
   }
 }
 
-void HierarchicalBitmap::set_atomic(std::size_t i) { set_atomic_from(0, i); }
+void HierarchicalBitmap::set_atomic(std::size_t i) { set_word_bits_atomic(i >> 6, bit_mask(i)); }
 
-void HierarchicalBitmap::clear_atomic(std::size_t i) { clear_atomic_from(0, i); }
+void HierarchicalBitmap::clear_atomic(std::size_t i) { clear_word_bits_atomic(i >> 6, bit_mask(i)); }
 
 void HierarchicalBitmap::set_word_bits_atomic(std::size_t word_index, std::uint64_t bits) {
   if (bits == 0) return;
@@ -86,12 +86,10 @@ void HierarchicalBitmap::clear_atomic_from(std::size_t level, std::size_t i) {
     const std::uint64_t after = word.fetch_and(~bit_mask(i), std::memory_order_acq_rel) & ~bit_mask(i);
     // A summary bit was just cleared: a concurrent set may have refilled the word it
     // summarises in the meantime, with its own summary update already done. Re-check.
-    if (level > 0) {
-      std::atomic_ref<std::uint64_t> summarised(levels_[level - 1][i]);
-      if (summarised.load(std::memory_order_acquire) != 0) {
-        set_atomic_from(level, i);
-        return;
-      }
+    std::atomic_ref<std::uint64_t> summarised(levels_[level - 1][i]);
+    if (summarised.load(std::memory_order_acquire) != 0) {
+      set_atomic_from(level, i);
+      return;
     }
     if (after != 0) return;
   }

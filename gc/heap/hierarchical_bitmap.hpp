@@ -84,6 +84,7 @@ class HierarchicalBitmap {
 
  private:
   void rebuild_summaries();
+  /// The summary levels' side of the word operations: bit i of `level` (>= 1) and up.
   void set_atomic_from(std::size_t level, std::size_t i);
   void clear_atomic_from(std::size_t level, std::size_t i);
   std::size_t find_in_level(std::size_t level, std::size_t word_index, std::size_t bit_from) const;
