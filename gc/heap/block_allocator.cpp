@@ -95,10 +95,8 @@ BlockAllocator::BlockSweep BlockAllocator::sweep_block(std::uint32_t block, std:
 void BlockAllocator::note_transition(WordTransitions& t, std::uint32_t block, ShapeId shape, bool emptied) {
   int i = 0;
   while (i < t.shapes && t.shape[i] != shape) ++i;
-  if (i == WordTransitions::kShapes) {
-    const std::size_t word = t.word;
+  if (i == WordTransitions::kShapes) {  // a fifth shape in this word: apply the four gathered
     apply_transitions(t);
-    t.word = word;
     i = 0;
   }
   if (i == t.shapes) {

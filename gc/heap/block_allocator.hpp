@@ -162,7 +162,8 @@ class BlockAllocator {
   };
 
   /// The block-state transitions a sweep found in one level-0 word of the state
-  /// bitmaps, applied together by `apply_transitions`.
+  /// bitmaps, applied together by `apply_transitions` (which empties them and keeps
+  /// the word).
   struct WordTransitions {
     static constexpr int kShapes = 4;  // shapes gathered before an early apply
     std::size_t word = 0;
