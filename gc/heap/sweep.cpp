@@ -10,14 +10,17 @@ namespace gcvm {
 
 namespace {
 
-/// Sweeps blocks [first, last), adding to `counts`; edge releases go to `debt`. The
-/// counts are added once: the parallel sweep's tasks lie side by side, and a store per
-/// block would bounce their cache lines between threads.
+/// Sweeps blocks [first, last), adding to `counts` (objects, and the time taken to
+/// block_work_ms); edge releases go to `debt`. The counts are added once: the parallel
+/// sweep's tasks lie side by side, and a store per block would bounce their cache lines
+/// between threads.
 void sweep_blocks(Heap& heap, const MarkBitmap& marks, std::uint32_t first, std::uint32_t last, Heap::SweepDebt& debt,
                   SweepStats& counts) {
+  const Stopwatch clock;
   const Heap::SweptRun run = heap.sweep_blocks(first, last, marks.words().data(), debt);
   counts.objects_before += run.objects_before;
   counts.freed_objects += run.freed_objects;
+  counts.block_work_ms += clock.elapsed_ms();
 }
 
 /// Runs `sweep_all(counts)` between the bookkeeping every sweep shares.
@@ -38,9 +41,7 @@ SweepStats sweep_with(Heap& heap, F&& sweep_all) {
 SweepStats sweep(Heap& heap, const MarkBitmap& marks) {
   return sweep_with(heap, [&](SweepStats& stats) {
     Heap::SweepDebt& debt = heap.sweep_debts(1)[0];
-    const Stopwatch blocks_clock;
     sweep_blocks(heap, marks, 0, heap.blocks().high_water(), debt, stats);
-    stats.block_work_ms = blocks_clock.elapsed_ms();
     const Stopwatch settle_clock;
     heap.settle_sweep(debt);
     stats.settle_ms = settle_clock.elapsed_ms();
@@ -51,7 +52,6 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
   return sweep_with(heap, [&](SweepStats& stats) {
     struct alignas(64) Counts {  // a cache line each: tasks run side by side
       SweepStats counts;
-      double ms = 0;
     };
     const std::uint32_t blocks = heap.blocks().high_water();
     const std::uint32_t task_count = (blocks + kBlocksPerSweepTask - 1) / kBlocksPerSweepTask;
@@ -60,15 +60,13 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
     pool.for_each_task(task_count, [&](std::uint64_t t) {
       const auto first = static_cast<std::uint32_t>(t * kBlocksPerSweepTask);
       const std::uint32_t last = t + 1 == task_count ? blocks : first + kBlocksPerSweepTask;
-      const Stopwatch run_clock;
       sweep_blocks(heap, marks, first, last, debts[t], counts[t].counts);
-      counts[t].ms = run_clock.elapsed_ms();
     });
     const Stopwatch settle_clock;
     for (const Counts& c : counts) {
       stats.objects_before += c.counts.objects_before;
       stats.freed_objects += c.counts.freed_objects;
-      stats.block_work_ms += c.ms;
+      stats.block_work_ms += c.counts.block_work_ms;
     }
     stats.threads = pool.size();
     heap.settle_sweep(debts, &pool);
