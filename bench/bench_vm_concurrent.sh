@@ -9,11 +9,13 @@
 # pause timeline, histograms and MMU curves go to DIR/NAME (gnuplot).
 #
 # Usage: bench/bench_vm_concurrent.sh [--build=DIR] [--reps=R] [--threads=T] [--device=D] [--out=DIR]
-#                                     [--format=text|markdown|csv|json] [WORKLOAD...]
+#                                     [--device-start=open|overlap] [--format=text|markdown|csv|json] [WORKLOAD...]
 #   WORKLOAD = NAME:HEAP[:ARG,ARG...], e.g. gcbench:64M:0 binary_trees:64M:16
 #   defaults: --build=build/gpu if it holds gcvm, else build/release; --reps=5
-#   --threads=16 --device=cuda --format=markdown; GCBench, binary-trees and churn_array
-#   at full size
+#   --threads=16 --device=cuda --device-start=open --format=markdown; GCBench,
+#   binary-trees and churn_array at full size. --device-start=overlap adds, for each GPU
+#   marker, a concurrent configuration whose device opens while the program runs
+#   (NAME-conc-overlap; gc/plans/device_start.hpp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/release
@@ -23,6 +25,7 @@ threads=16
 device=cuda
 out=
 format=markdown
+device_start=open
 workloads=()
 for a in "$@"; do
   case "$a" in
@@ -32,7 +35,8 @@ for a in "$@"; do
     --device=*) device="${a#--device=}" ;;
     --out=*) out="${a#--out=}" ;;
     --format=*) format="${a#--format=}" ;;
-    -*) echo "usage: $0 [--build=DIR] [--reps=R] [--threads=T] [--device=D] [--out=DIR] [--format=F] [NAME:HEAP[:ARGS]...]" >&2
+    --device-start=open|--device-start=overlap) device_start="${a#--device-start=}" ;;
+    -*) echo "usage: $0 [--build=DIR] [--reps=R] [--threads=T] [--device=D] [--out=DIR] [--device-start=open|overlap] [--format=F] [NAME:HEAP[:ARGS]...]" >&2
         exit 2 ;;
     *) workloads+=("$a") ;;
   esac
@@ -50,6 +54,11 @@ for plan in marksweep concurrent; do
             --config "name=gpu-bfs-$short gc=gpu-bfs device=$device plan=$plan"
             --config "name=gpu-dfs-$short gc=gpu-dfs device=$device plan=$plan")
 done
+if [ "$device_start" = overlap ]; then
+  for gc in gpu-bfs gpu-dfs; do
+    configs+=(--config "name=$gc-conc-overlap gc=$gc device=$device plan=concurrent opt=device-start=overlap")
+  done
+fi
 status=0
 for w in "${workloads[@]}"; do
   IFS=: read -r name heap args <<<"$w"

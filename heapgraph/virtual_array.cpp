@@ -31,47 +31,60 @@ AddressReservation::~AddressReservation() {
 void AddressReservation::swap(AddressReservation& other) noexcept {
   std::swap(base_, other.base_);
   std::swap(reserved_, other.reserved_);
-  std::swap(committed_, other.committed_);
+  committed_.store(other.committed_.exchange(committed_.load()));
   std::swap(pinner_, other.pinner_);
   std::swap(unpinner_, other.unpinner_);
   std::swap(segments_, other.segments_);
-  std::swap(pinned_, other.pinned_);
+  pinned_.store(other.pinned_.exchange(pinned_.load()));
+  std::swap(pinning_, other.pinning_);
 }
 
 bool AddressReservation::commit(std::size_t bytes) {
-  if (bytes <= committed_) return true;
+  if (bytes <= committed_.load(std::memory_order_relaxed)) return true;
   if (base_ == nullptr || bytes > reserved_) return false;
+  std::unique_lock lock(mutex_);
+  const std::size_t committed = committed_.load(std::memory_order_relaxed);
   std::size_t target = round_up(bytes, kCommitStep);
-  if (pinner_) target = std::max(target, round_up(committed_ + committed_ / 4, kCommitStep));
+  if (pinner_) target = std::max(target, round_up(committed + committed / 4, kCommitStep));
   target = std::min(target, reserved_);
-  if (mprotect(base_ + committed_, target - committed_, PROT_READ | PROT_WRITE) != 0) return false;
-  committed_ = target;
-  if (pinner_) pin_committed();
+  if (mprotect(base_ + committed, target - committed, PROT_READ | PROT_WRITE) != 0) return false;
+  committed_.store(target, std::memory_order_release);
+  if (pinner_ && !pinning_) pin_committed(lock);
   return true;
 }
 
 void AddressReservation::pin_with(std::shared_ptr<HostPinner> pinner) {
-  if (!pinner || pinner == unpinner_ || base_ == nullptr) return;
+  std::unique_lock lock(mutex_);
+  if (!pinner || pinner == unpinner_ || base_ == nullptr || pinning_) return;
   unpin_all();
   pinner_ = std::move(pinner);
   unpinner_ = pinner_;
-  pin_committed();
+  pin_committed(lock);
 }
 
-void AddressReservation::pin_committed() {
-  if (pinned_ >= committed_) return;
-  if (!pinner_->pin(base_ + pinned_, committed_ - pinned_)) {
-    pinner_.reset();
-    return;
+void AddressReservation::pin_committed(std::unique_lock<std::mutex>& lock) {
+  pinning_ = true;
+  while (pinner_ && pinned_.load(std::memory_order_relaxed) < committed_.load(std::memory_order_relaxed)) {
+    const std::size_t from = pinned_.load(std::memory_order_relaxed);
+    const std::size_t to = committed_.load(std::memory_order_relaxed);
+    const std::shared_ptr<HostPinner> pinner = pinner_;
+    lock.unlock();
+    const bool pinned = pinner->pin(base_ + from, to - from);
+    lock.lock();
+    if (!pinned) {
+      pinner_.reset();
+      break;
+    }
+    segments_.push_back(from);
+    pinned_.store(to, std::memory_order_release);
   }
-  segments_.push_back(pinned_);
-  pinned_ = committed_;
+  pinning_ = false;
 }
 
 void AddressReservation::unpin_all() {
   for (auto it = segments_.rbegin(); it != segments_.rend(); ++it) unpinner_->unpin(base_ + *it);
   segments_.clear();
-  pinned_ = 0;
+  pinned_.store(0, std::memory_order_release);
   pinner_.reset();
   unpinner_.reset();
 }

@@ -14,11 +14,20 @@
 // real memory (pinning touches every page), at most a quarter more than committed.
 // A refused pin stops pinning; what was pinned stays pinned. [0, pinned_bytes()) is
 // pinned, in segments that never span a refused step.
+//
+// Threads: the owner grows the array on its thread; `pin_with` may come from another
+// thread meanwhile (a device that finished starting while the program runs). Page-
+// locking a large range takes milliseconds, so the pinning thread does not hold the
+// owner's commits up while it pins: a commit step made while another thread pins is
+// pinned by that thread before it returns, and the owner's commit then pins nothing
+// itself. `pinned_bytes` and `committed_bytes` may be read from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -45,26 +54,31 @@ class AddressReservation {
   /// small or the system refuses to commit.
   bool commit(std::size_t bytes);
   std::byte* data() const { return base_; }
-  std::size_t committed_bytes() const { return committed_; }
+  std::size_t committed_bytes() const { return committed_.load(std::memory_order_acquire); }
   std::size_t reserved_bytes() const { return reserved_; }
 
   /// Pins what is committed and every later commit step with `pinner` (a second call
   /// with the same pinner does nothing).
   void pin_with(std::shared_ptr<HostPinner> pinner);
-  std::size_t pinned_bytes() const { return pinned_; }
+  std::size_t pinned_bytes() const { return pinned_.load(std::memory_order_acquire); }
 
  private:
+  /// Swaps everything but the mutex; neither reservation may be in use by another thread.
   void swap(AddressReservation& other) noexcept;
-  /// Pins [pinned_, committed_) as one segment; stops pinning if refused.
-  void pin_committed();
+  /// Pins [pinned_, committed_), one segment per round, until nothing committed is left
+  /// unpinned (the owner may commit more while the lock is released for a pin); stops
+  /// pinning if refused. Called with `lock` held on mutex_; returns with it held.
+  void pin_committed(std::unique_lock<std::mutex>& lock);
   void unpin_all();
+  std::mutex mutex_;  // commit and pin state; not held while a range is being pinned
   std::byte* base_ = nullptr;
   std::size_t reserved_ = 0;
-  std::size_t committed_ = 0;
+  std::atomic<std::size_t> committed_ = 0;
   std::shared_ptr<HostPinner> pinner_;  // null: not pinning
   std::shared_ptr<HostPinner> unpinner_;  // the pinner of `segments_` (kept after a refusal)
   std::vector<std::size_t> segments_;   // byte offsets where pinned segments start
-  std::size_t pinned_ = 0;
+  std::atomic<std::size_t> pinned_ = 0;
+  bool pinning_ = false;  // a thread is pinning with mutex_ released
 };
 
 template <typename T>

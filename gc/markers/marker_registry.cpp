@@ -28,18 +28,29 @@ std::vector<std::string_view> collector_names() {
   return names;
 }
 
-std::unique_ptr<Marker> make_marker(const CollectorChoice& choice) {
-  if (choice.name == "serial") return std::make_unique<SerialMarker>(SerialMarkerOptions::parse(choice.options));
+std::unique_ptr<Marker> make_marker(const CollectorChoice& choice) { return prepare_marker(choice)(); }
+
+MarkerFactory prepare_marker(const CollectorChoice& choice) {
+  if (choice.name == "serial")
+    return [options = SerialMarkerOptions::parse(choice.options)] { return std::make_unique<SerialMarker>(options); };
   if (choice.name == "parallel")
-    return std::make_unique<ParallelMarker>(ParallelMarkerOptions::parse(choice.options, choice.threads));
+    return [options = ParallelMarkerOptions::parse(choice.options, choice.threads)] {
+      return std::make_unique<ParallelMarker>(options);
+    };
   if (choice.name == "gpu-bfs" && is_device_list(choice.device))
-    return std::make_unique<PartitionedBfsMarker>(PartitionedBfsMarkerOptions::parse(choice.options, choice.device));
+    return [options = PartitionedBfsMarkerOptions::parse(choice.options, choice.device)] {
+      return std::make_unique<PartitionedBfsMarker>(options);
+    };
   if (choice.name != "gpu-bfs" && is_device_list(choice.device))
     throw ConfigError("--device=" + choice.device + " spreads one heap over several devices, which only --gc=gpu-bfs does");
   if (choice.name == "gpu-bfs")
-    return std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(choice.options, choice.device));
+    return [options = GpuBfsMarkerOptions::parse(choice.options, choice.device)] {
+      return std::make_unique<GpuBfsMarker>(options);
+    };
   if (choice.name == "gpu-dfs")
-    return std::make_unique<GpuDfsMarker>(GpuDfsMarkerOptions::parse(choice.options, choice.device));
+    return [options = GpuDfsMarkerOptions::parse(choice.options, choice.device)] {
+      return std::make_unique<GpuDfsMarker>(options);
+    };
   if (collector_is_boehm(choice))
     throw ConfigError("--gc=boehm collects its own libgc heap, not a gcvm heap: it is available to `gcvm mark` "
                       "and `gcvm run`, not here");

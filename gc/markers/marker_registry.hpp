@@ -2,6 +2,7 @@
 // Each marker parses its own options struct; this file only knows the names.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,5 +36,12 @@ bool collector_is_boehm(const CollectorChoice& choice);
 
 /// Builds the marker; throws ConfigError for unknown names or rejected options.
 std::unique_ptr<Marker> make_marker(const CollectorChoice& choice);
+
+/// Builds a marker later, possibly on another thread: what `prepare_marker` returns.
+using MarkerFactory = std::function<std::unique_ptr<Marker>()>;
+/// Checks the name and parses the options now (ConfigError as make_marker) and returns
+/// what builds the marker: for a device marker, opening the device is all that is left
+/// (DeviceError as the marker's constructor).
+MarkerFactory prepare_marker(const CollectorChoice& choice);
 
 }  // namespace gcvm

@@ -14,6 +14,8 @@
 //                  roots; `mark` runs the marker's own `mark` on that copy.
 //   DeferredMark   a device marker's: the pause synced the mirror and uploaded the
 //                  roots; `mark` runs the rest (kernels, host checks, the download).
+//   CompletedMark  marked whole in the pause (a device marker whose device is still
+//                  starting, gc/plans/device_start.hpp); `mark` hands the result over.
 #pragma once
 
 #include <cstdint>
@@ -82,6 +84,19 @@ class DeferredMark final : public SnapshotMark {
 
  private:
   Finish finish_;
+};
+
+class CompletedMark final : public SnapshotMark {
+ public:
+  CompletedMark(MarkBitmap marks, MarkStats stats) : marks_(std::move(marks)), stats_(std::move(stats)) {}
+  MarkStats mark(MarkBitmap& out) override {
+    out = std::move(marks_);
+    return std::move(stats_);
+  }
+
+ private:
+  MarkBitmap marks_;
+  MarkStats stats_;
 };
 
 }  // namespace gcvm

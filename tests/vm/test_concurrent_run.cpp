@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
+#include "collector_flags.hpp"
 
 using gcvm::test::check_usage_error;
 using gcvm::test::kWorkloads;
@@ -104,6 +105,9 @@ TEST_CASE("concurrent flags that are wrong or out of place exit 2 with one line"
            Case{program + "--plan=concurrent --nursery=1M", "--nursery applies to --plan=generational"},
            Case{program + "--plan=concurrent --gc-opt device-error=cpu", "device-error applies to GPU markers"},
            Case{program + "--plan=concurrent --gc=gpu-bfs --gc-opt device-error=retry", "device-error=cpu|fail"},
+           Case{program + "--gc=parallel --gc-opt device-start=overlap", "device-start applies to GPU markers"},
+           Case{program + "--gc=gpu-dfs --gc-opt device-start=soon", "device-start=open|overlap"},
+           Case{"mark --graph=list:10 --gc=gpu-bfs --gc-opt device-start=overlap", "gcvm mark marks a heap it has built"},
        }) {
     check_usage_error(c.args, c.says);
   }
@@ -136,4 +140,36 @@ TEST_CASE("gcvm run --plan=concurrent --record-trace: the replay collects at the
     CHECK(j["collections"][i]["freed_objects"] == cycles[i]["freed_objects"]);
   }
   std::filesystem::remove(trace);
+}
+
+TEST_CASE("--gc-opt device-start=overlap: the program runs while the device opens, its output is unchanged, and the "
+          "log names the collections marked on the CPU and the first on the device") {
+  for (const std::string& flags : gcvm::test::collector_flags()) {
+    if (flags.find("gpu-") == std::string::npos) continue;
+    for (const char* plan : {"marksweep", "concurrent"}) {
+      CAPTURE(flags);
+      CAPTURE(std::string(plan));
+      const std::string run = "run " + kWorkloads + "binary_trees.gasm --heap=1M --verify-heap --gc-log --stats=json" +
+                              flags + " --plan=" + plan + " --gc-opt device-start=overlap -- 12";
+      const auto r = run_gcvm(run);
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      CHECK(r.out == run_gcvm("run " + kWorkloads + "binary_trees.gasm --heap=1M -- 12").out);
+      const auto stats = nlohmann::json::parse(r.err.substr(r.err.find("\n{") + 1));
+      int starting = 0, first = 0, after = 0;
+      for (const auto& c : stats["collections"]) {
+        const auto& details = c["mark_details"];
+        const bool on_cpu = details.contains("device_starting");
+        bool is_first = details.contains("device_ready_ms");
+        if (c.contains("snapshot_details")) is_first = is_first || c["snapshot_details"].contains("device_ready_ms");
+        if (on_cpu) CHECK(first + after == 0);  // no CPU mark once the device has marked
+        starting += on_cpu ? 1 : 0;
+        first += is_first ? 1 : 0;
+        after += !on_cpu && !is_first ? 1 : 0;
+      }
+      CHECK(first <= 1);
+      CHECK(starting + first + after == stats["collection_count"].get<int>());
+      if (starting > 0) CHECK(r.err.find("marked on the CPU (parallel): the device is starting") != std::string::npos);
+      if (first > 0) CHECK(r.err.find("first on the device (open at ") != std::string::npos);
+    }
+  }
 }

@@ -23,6 +23,7 @@ CollectorChoice CollectorArgs::every_option() const {
 CollectorChoice CollectorArgs::choice() const {
   CollectorChoice result = every_option();
   DeviceFallback::take_from(result);
+  DeviceStart::take_from(result);
   return result;
 }
 
@@ -30,5 +31,12 @@ DeviceFallback CollectorArgs::device_fallback() const {
   CollectorChoice result = every_option();
   return DeviceFallback::take_from(result);
 }
+
+DeviceStart CollectorArgs::device_start() const {
+  CollectorChoice result = every_option();
+  return DeviceStart::take_from(result);
+}
+
+std::unique_ptr<Marker> CollectorArgs::make_marker() const { return device_start().make_marker(choice()); }
 
 }  // namespace gcvm::cli

@@ -9,6 +9,7 @@
 
 #include "gc/markers/marker_registry.hpp"
 #include "gc/plans/device_fallback.hpp"
+#include "gc/plans/device_start.hpp"
 
 namespace gcvm::cli {
 
@@ -20,15 +21,20 @@ struct CollectorArgs {
 
   /// Adds the four options to `cmd`.
   void add_to(CLI::App& cmd);
-  /// The parsed choice, without the plan's device-error option; throws ConfigError
-  /// for a malformed --gc-opt.
+  /// The parsed choice, without the plan's device-error and device-start options;
+  /// throws ConfigError for a malformed --gc-opt.
   CollectorChoice choice() const;
   /// What a device error does (--gc-opt device-error, --gc-threads); throws ConfigError
   /// as choice() does.
   DeviceFallback device_fallback() const;
+  /// When the device opens (--gc-opt device-start, --gc-threads); throws ConfigError as
+  /// choice() does.
+  DeviceStart device_start() const;
+  /// The marker choice() names, started as device_start() says.
+  std::unique_ptr<Marker> make_marker() const;
 
  private:
-  /// Every --gc-opt, device-error included.
+  /// Every --gc-opt, device-error and device-start included.
   CollectorChoice every_option() const;
 };
 

@@ -128,6 +128,9 @@ int run_mark(const MarkArgs& args) {
     return run_boehm_mark(args, spec, choice);
   }
 #endif
+  if (args.collector.device_start().policy == DeviceStart::Policy::Overlap)
+    throw UsageError("--gc-opt device-start=overlap opens the device while a program runs; gcvm mark marks a heap "
+                     "it has built, on the device from the first mark (device-start=open)");
   auto marker = make_marker(choice);
 
   Heap heap(config);

@@ -277,7 +277,7 @@ int run_replay(const ReplayArgs& args) {
   const CollectorChoice choice = args.collector.choice();
   check_replay_plan(args.plan);
   args.plan.check_collector(choice);
-  auto marker = make_marker(choice);
+  auto marker = args.collector.device_start().make_marker(choice);
   HeapConfig config;
   config.limit_bytes = heap_limit_flag(args.heap);
   const MutationSpec spec = parse_mutation_flag(args.mutate);

@@ -54,7 +54,7 @@ int run_program(const RunArgs& args) {
     return run_boehm(args, load_program(args.program), *limit, choice.threads, guest_args);
   }
 #endif
-  auto marker = make_marker(choice);
+  auto marker = args.collector.device_start().make_marker(choice);
   const vm::Module module = load_program(args.program);
 
   HeapConfig config;

@@ -177,6 +177,21 @@ std::optional<double> snapshot_detail(const CollectionStats& s, std::string_view
   return std::nullopt;
 }
 
+/// What --gc-opt device-start=overlap adds (gc/plans/device_start.hpp): a mark made on
+/// the CPU while the device started, or the first mark on the device (a stop-the-world
+/// mark's figures, or a concurrent cycle's snapshot details).
+std::string device_start_log_part(const CollectionStats& s) {
+  auto figure = [&](std::string_view key) {
+    const auto in_mark = s.mark.detail(key);
+    return in_mark ? in_mark : snapshot_detail(s, key);
+  };
+  if (figure("device_starting")) return ", marked on the CPU (parallel): the device is starting";
+  if (const auto ready = figure("device_ready_ms"))
+    return fmt::format(", first on the device (open at {:.1f} ms, {} marks on the CPU before)", *ready,
+                       figure("device_start_cpu_marks").value_or(0));
+  return {};
+}
+
 std::string concurrent_log_line(const CollectionStats& s) {
   std::string snapshot;
   if (const auto copy = snapshot_detail(s, "copy_ms")) snapshot = fmt::format(", snapshot copy {:.3f} ms", *copy);
@@ -189,7 +204,7 @@ std::string concurrent_log_line(const CollectionStats& s) {
       s.index, s.reason, mib(s.heap_before_bytes), mib(s.heap_after_bytes), s.mark.marked_objects, s.sweep.freed_objects,
       s.mark.edges_traversed, s.pause_ms, pauses_text(s), s.concurrent_mark_ms, s.cycle_ms,
       s.stall_ms > 0 ? fmt::format(", STALL {:.3f} ms (the mutator waited for the mark)", s.stall_ms) : std::string(),
-      snapshot, previous_lazy_sweep_part(s), sync_log_part(s.mark), verify_part(s));
+      snapshot, previous_lazy_sweep_part(s), device_start_log_part(s) + sync_log_part(s.mark), verify_part(s));
 }
 
 /// A cycle abandoned after a device error and the stop-the-world collection that replaced it.
@@ -220,7 +235,8 @@ std::string gc_log_line(const CollectionStats& s) {
   return fmt::format("[gc {}{}] {}: {}->{}, marked {}, freed {}, {} edges{}, pause {:.3f} ms ({}){}{}{}\n", s.index,
                      s.generational ? std::string(" ") + kind_name(s.kind) : std::string(), s.reason,
                      mib(s.heap_before_bytes), mib(s.heap_after_bytes), s.mark.marked_objects, s.sweep.freed_objects,
-                     s.mark.edges_traversed, generations, s.pause_ms, parts, sync_log_part(s.mark),
+                     s.mark.edges_traversed, generations, s.pause_ms, parts,
+                     device_start_log_part(s) + sync_log_part(s.mark),
                      s.device_fallback()
                          ? fmt::format(", DEVICE ERROR in {}; marked on the CPU by {}", s.device_error, s.collector)
                          : std::string(),

@@ -1,0 +1,162 @@
+#include "gc/plans/device_start.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "gc/markers/parallel_marker.hpp"
+#include "gc/markers/snapshot_mark.hpp"
+
+namespace gcvm {
+
+DeviceStart DeviceStart::take_from(CollectorChoice& choice) {
+  DeviceStart start;
+  start.threads = choice.threads;
+  std::erase_if(choice.options, [&](const GcOption& option) {
+    if (option.key != "device-start") return false;
+    if (!choice.name.starts_with("gpu-"))
+      throw ConfigError("--gc-opt device-start=" + option.value + ": --gc=" + choice.name +
+                        " uses no device; device-start applies to GPU markers");
+    if (option.value == "open")
+      start.policy = Policy::Open;
+    else if (option.value == "overlap")
+      start.policy = Policy::Overlap;
+    else
+      throw ConfigError("--gc-opt device-start=" + option.value + ": accepted: device-start=open|overlap");
+    return true;
+  });
+  return start;
+}
+
+std::unique_ptr<Marker> DeviceStart::make_marker(const CollectorChoice& choice) const {
+  MarkerFactory open = prepare_marker(choice);
+  if (policy == Policy::Open) return open();
+  return std::make_unique<OverlappedStartMarker>(choice.name, std::move(open),
+                                                 std::make_unique<ParallelMarker>(ParallelMarkerOptions{.threads = threads}));
+}
+
+OverlappedStartMarker::OverlappedStartMarker(std::string name, MarkerFactory open, std::unique_ptr<Marker> interim)
+    : name_(std::move(name)), interim_(std::move(interim)) {
+  thread_ = std::thread([this, open = std::move(open)]() mutable { start(std::move(open)); });
+}
+
+OverlappedStartMarker::~OverlappedStartMarker() {
+  if (thread_.joinable()) thread_.join();
+  if (!error_) return;
+  try {
+    std::rethrow_exception(error_);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gcvm: warning: {}: the device did not open ({}); no collection needed it\n", name_, e.what());
+  } catch (...) {
+    fmt::print(stderr, "gcvm: warning: {}: the device did not open; no collection needed it\n", name_);
+  }
+}
+
+void OverlappedStartMarker::start(MarkerFactory open) {
+  std::unique_ptr<Marker> marker;
+  std::exception_ptr error;
+  try {
+    marker = open();
+    // Hands the device marker what the plan asked before its first pause; the plan may
+    // ask while this thread is at it, so the hand-over ends only when nothing new came.
+    Watched applied;
+    for (;;) {
+      Watched wanted;
+      {
+        const std::lock_guard lock(mutex_);
+        if (watched_ == applied) {
+          device_ = std::move(marker);
+          ready_ms_ = process_ms();
+          open_.store(true, std::memory_order_release);
+          return;
+        }
+        wanted = watched_;
+      }
+      marker->watch(*wanted.graph, wanted.changes);
+      applied = wanted;
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  const std::lock_guard lock(mutex_);
+  error_ = error;
+  ready_ms_ = process_ms();
+  open_.store(true, std::memory_order_release);
+}
+
+Marker* OverlappedStartMarker::device_in_pause() {
+  if (switched_) return device_.get();
+  if (!open_.load(std::memory_order_acquire)) return nullptr;
+  if (thread_.joinable()) thread_.join();
+  if (error_) {
+    // Thrown once; should the plan keep this marker, the CPU marker goes on.
+    std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+  if (!device_) return nullptr;
+  switched_ = true;
+  interim_.reset();
+  return device_.get();
+}
+
+std::vector<std::pair<std::string, double>> OverlappedStartMarker::notes(bool on_device) {
+  if (!on_device) return {{"device_starting", 1.0}};
+  if (std::exchange(reported_switch_, true)) return {};
+  return {{"device_ready_ms", ready_ms_}, {"device_start_cpu_marks", static_cast<double>(cpu_marks_)}};
+}
+
+MarkStats OverlappedStartMarker::mark(const MarkRequest& request, MarkBitmap& out) {
+  Marker* device = device_in_pause();
+  device_paused_ = device != nullptr;
+  MarkStats stats = device != nullptr ? device->mark(request, out) : interim_->mark(request, out);
+  if (device == nullptr) ++cpu_marks_;
+  for (auto& note : notes(device != nullptr)) stats.details.push_back(std::move(note));
+  return stats;
+}
+
+std::unique_ptr<SnapshotMark> OverlappedStartMarker::snapshot(const MarkRequest& request) {
+  Marker* device = device_in_pause();
+  device_paused_ = device != nullptr;
+  if (device != nullptr) {
+    std::unique_ptr<SnapshotMark> snapshot = device->snapshot(request);
+    for (auto& note : notes(true)) snapshot->pause_details.push_back(std::move(note));
+    return snapshot;
+  }
+  if (!request.premarked.empty()) throw std::logic_error("a snapshot mark takes no pre-marked objects");
+  MarkBitmap marks;
+  MarkStats stats = interim_->mark(request, marks);
+  ++cpu_marks_;
+  for (auto& note : notes(false)) stats.details.push_back(std::move(note));
+  const double mark_ms = stats.mark_ms;
+  auto snapshot = std::make_unique<CompletedMark>(std::move(marks), std::move(stats));
+  snapshot->pause_details = notes(false);
+  snapshot->pause_details.emplace_back("mark_in_pause_ms", mark_ms);
+  return snapshot;
+}
+
+ThreadPool* OverlappedStartMarker::thread_pool() {
+  if (switched_) return device_->thread_pool();
+  return interim_ ? interim_->thread_pool() : nullptr;
+}
+
+void OverlappedStartMarker::after_pause() {
+  if (device_paused_)
+    device_->after_pause();
+  else if (interim_)
+    interim_->after_pause();
+}
+
+void OverlappedStartMarker::watch(const RefGraph& graph, GraphChanges* changes) {
+  Marker* device = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!open_.load(std::memory_order_acquire)) {
+      watched_ = {&graph, changes};
+      return;
+    }
+    device = device_.get();
+  }
+  if (device != nullptr) device->watch(graph, changes);
+}
+
+}  // namespace gcvm
