@@ -37,6 +37,4 @@ DeviceStart CollectorArgs::device_start() const {
   return DeviceStart::take_from(result);
 }
 
-std::unique_ptr<Marker> CollectorArgs::make_marker() const { return device_start().make_marker(choice()); }
-
 }  // namespace gcvm::cli

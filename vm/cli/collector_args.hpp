@@ -30,8 +30,6 @@ struct CollectorArgs {
   /// When the device opens (--gc-opt device-start, --gc-threads); throws ConfigError as
   /// choice() does.
   DeviceStart device_start() const;
-  /// The marker choice() names, started as device_start() says.
-  std::unique_ptr<Marker> make_marker() const;
 
  private:
   /// Every --gc-opt, device-error and device-start included.
