@@ -144,7 +144,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   // nursery, gc/heap/generations.hpp); both sweeps leave the same heap.
   ThreadPool* pool = marker_->thread_pool();
   const std::uint32_t blocks = heap_.blocks().high_water();
-  bool parallel_sweep = pool != nullptr && blocks >= kParallelSweepMinBlocks;
+  bool parallel_sweep = pool != nullptr && pool->size() > 1 && blocks >= kParallelSweepMinBlocks;
   const bool waking_pays = last_sweep_work_ms_ < 0 ? blocks >= kSleepingPoolSweepMinBlocks
                                                    : last_sweep_work_ms_ >= kSleepingPoolSweepMinWorkMs;
   if (pool == nullptr && blocks >= kParallelSweepMinBlocks && waking_pays && marker_->constraints().needs_device &&

@@ -6,7 +6,9 @@
 // (mark_checker.hpp) and against the serial marker; sweep. A failed check throws
 // VerifyError before sweep, so a wrong mark never frees a live object. The sweep runs
 // in parallel on the marker's thread pool, whose threads are still awake after the
-// mark, when the heap has at least kParallelSweepMinBlocks blocks (sweep.hpp); for
+// mark, when the pool has two threads or more (a pool of one is the serial sweep plus
+// its task records and clocks) and the heap at least kParallelSweepMinBlocks blocks
+// (sweep.hpp); for
 // device markers (whose host threads are otherwise idle in the pause) on a pool of
 // half the hardware threads that the collector owns, which must be woken, when the last
 // sweep's block work took kSleepingPoolSweepMinWorkMs or more (before the first sweep:

@@ -3,7 +3,9 @@
 #include <set>
 
 #include "gc/heap/heap_materializer.hpp"
+#include "gc/markers/parallel_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
+#include "gc/plans/collector.hpp"
 #include "gc/heap/sweep.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "heapgraph/synthetic_heaps.hpp"
@@ -122,4 +124,22 @@ TEST_CASE("parallel sweep of an empty heap and of a heap where everything surviv
   CHECK(full.freed_objects == 0);
   CHECK(twin.heap.blocks().live_objects() == before);
   CHECK(twin.heap.blocks().check() == "");
+}
+
+TEST_CASE("a collection with the parallel marker sweeps on its pool and reports the threads that swept (one: serially)") {
+  for (unsigned threads : {1u, 2u, 3u}) {
+    CAPTURE(threads);
+    Heap heap(HeapConfig{.limit_bytes = 512u << 20});
+    const ShapeId node = heap.shapes().intern(1, 0);
+    std::vector<ObjectId> roots;
+    while (heap.blocks().high_water() < kParallelSweepMinBlocks + 64) {
+      const ObjectId o = heap.allocate(node);
+      if (o % 97 == 0) roots.push_back(o);
+    }
+    Collector collector(heap, std::make_unique<ParallelMarker>(ParallelMarkerOptions{.threads = threads}), true);
+    const CollectionStats stats = collector.collect(roots, "test");
+    CHECK(stats.sweep.threads == threads);
+    CHECK(stats.mark.marked_objects == roots.size());
+    CHECK(heap.blocks().check() == "");
+  }
 }
