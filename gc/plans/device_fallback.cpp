@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "gc/markers/parallel_marker.hpp"
+#include "gc/plans/device_plan_option.hpp"
 #include "gc/util/thread_pool.hpp"
 
 namespace gcvm {
@@ -12,19 +13,8 @@ namespace gcvm {
 DeviceFallback DeviceFallback::take_from(CollectorChoice& choice) {
   DeviceFallback fallback;
   fallback.threads = choice.threads;
-  std::erase_if(choice.options, [&](const GcOption& option) {
-    if (option.key != "device-error") return false;
-    if (!choice.name.starts_with("gpu-"))
-      throw ConfigError("--gc-opt device-error=" + option.value + ": --gc=" + choice.name +
-                        " uses no device; device-error applies to GPU markers");
-    if (option.value == "cpu")
-      fallback.policy = Policy::Cpu;
-    else if (option.value == "fail")
-      fallback.policy = Policy::Fail;
-    else
-      throw ConfigError("--gc-opt device-error=" + option.value + ": accepted: device-error=cpu|fail");
-    return true;
-  });
+  if (const auto value = take_device_plan_option(choice, "device-error", {"cpu", "fail"}))
+    fallback.policy = *value == "cpu" ? Policy::Cpu : Policy::Fail;
   return fallback;
 }
 

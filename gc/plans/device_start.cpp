@@ -7,25 +7,15 @@
 
 #include "gc/markers/parallel_marker.hpp"
 #include "gc/markers/snapshot_mark.hpp"
+#include "gc/plans/device_plan_option.hpp"
 
 namespace gcvm {
 
 DeviceStart DeviceStart::take_from(CollectorChoice& choice) {
   DeviceStart start;
   start.threads = choice.threads;
-  std::erase_if(choice.options, [&](const GcOption& option) {
-    if (option.key != "device-start") return false;
-    if (!choice.name.starts_with("gpu-"))
-      throw ConfigError("--gc-opt device-start=" + option.value + ": --gc=" + choice.name +
-                        " uses no device; device-start applies to GPU markers");
-    if (option.value == "open")
-      start.policy = Policy::Open;
-    else if (option.value == "overlap")
-      start.policy = Policy::Overlap;
-    else
-      throw ConfigError("--gc-opt device-start=" + option.value + ": accepted: device-start=open|overlap");
-    return true;
-  });
+  if (const auto value = take_device_plan_option(choice, "device-start", {"open", "overlap"}))
+    start.policy = *value == "open" ? Policy::Open : Policy::Overlap;
   return start;
 }
 
