@@ -34,13 +34,14 @@ OverlappedStartMarker::OverlappedStartMarker(std::string name, MarkerFactory ope
 OverlappedStartMarker::~OverlappedStartMarker() {
   if (thread_.joinable()) thread_.join();
   if (!error_) return;
+  std::string why = "an unknown error";
   try {
     std::rethrow_exception(error_);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "gcvm: warning: {}: the device did not open ({}); no collection needed it\n", name_, e.what());
+    why = e.what();
   } catch (...) {
-    fmt::print(stderr, "gcvm: warning: {}: the device did not open; no collection needed it\n", name_);
   }
+  fmt::print(stderr, "gcvm: warning: {}: the device did not open ({}); no collection needed it\n", name_, why);
 }
 
 void OverlappedStartMarker::start(MarkerFactory open) {
@@ -76,7 +77,7 @@ void OverlappedStartMarker::start(MarkerFactory open) {
 }
 
 Marker* OverlappedStartMarker::device_in_pause() {
-  if (switched_) return device_.get();
+  if (!interim_) return device_.get();
   if (!open_.load(std::memory_order_acquire)) return nullptr;
   if (thread_.joinable()) thread_.join();
   if (error_) {
@@ -84,7 +85,6 @@ Marker* OverlappedStartMarker::device_in_pause() {
     std::rethrow_exception(std::exchange(error_, nullptr));
   }
   if (!device_) return nullptr;
-  switched_ = true;
   interim_.reset();
   return device_.get();
 }
@@ -119,15 +119,11 @@ std::unique_ptr<SnapshotMark> OverlappedStartMarker::snapshot(const MarkRequest&
   for (auto& note : notes(false)) stats.details.push_back(std::move(note));
   const double mark_ms = stats.mark_ms;
   auto snapshot = std::make_unique<CompletedMark>(std::move(marks), std::move(stats));
-  snapshot->pause_details = notes(false);
   snapshot->pause_details.emplace_back("mark_in_pause_ms", mark_ms);
   return snapshot;
 }
 
-ThreadPool* OverlappedStartMarker::thread_pool() {
-  if (switched_) return device_->thread_pool();
-  return interim_ ? interim_->thread_pool() : nullptr;
-}
+ThreadPool* OverlappedStartMarker::thread_pool() { return interim_ ? interim_->thread_pool() : device_->thread_pool(); }
 
 void OverlappedStartMarker::after_pause() {
   if (device_paused_)

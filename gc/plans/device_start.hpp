@@ -103,14 +103,13 @@ class OverlappedStartMarker final : public Marker {
   std::vector<std::pair<std::string, double>> notes(bool on_device);
 
   std::string name_;
-  std::unique_ptr<Marker> interim_;  // null once the device is in use
+  std::unique_ptr<Marker> interim_;  // null once a pause has used the device (for good)
   std::unique_ptr<Marker> device_;   // written by the thread before open_, then the pause's
   std::exception_ptr error_;         // the thread's failure, written before open_
   std::atomic<bool> open_{false};    // the thread is done: device_ or error_ is set
   std::mutex mutex_;                 // watched_, and the hand-over of what watch asked
   Watched watched_;
   double ready_ms_ = 0;              // process_ms() when the thread was done
-  bool switched_ = false;            // a pause has used the device
   bool device_paused_ = false;       // the last pause marked on the device
   bool reported_switch_ = false;     // the first device pause carried device_ready_ms
   std::uint64_t cpu_marks_ = 0;      // collections marked by interim_
