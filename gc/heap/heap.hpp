@@ -189,12 +189,10 @@ class Heap {
   void drain_released_storage() { releaser_.drain(); }
   /// Called once after a sweep: allocation restarts from the lowest active blocks.
   void reset_allocation_cursors() { blocks_.reset_cursors(); }
-  /// Lazy sweep: the slots of `alloc_at_snapshot` (allocation words when a snapshot was
-  /// taken) that `marks` leaves clear are freed later, by the allocator or
-  /// `finish_lazy_sweep`; returns how many. Only when no lazy sweep is pending.
-  std::uint64_t defer_sweep(std::span<const std::uint64_t> alloc_at_snapshot, const MarkBitmap& marks) {
-    return lazy_.begin(alloc_at_snapshot, marks);
-  }
+  /// Lazy sweep: the `doomed` slots (DoomedSlots::compute) are freed later, by the
+  /// allocator or `finish_lazy_sweep`; returns how many. Constant time (`doomed` gets
+  /// spent storage back). Only when no lazy sweep is pending.
+  std::uint64_t defer_sweep(DoomedSlots& doomed) { return lazy_.begin(doomed); }
   /// Sweeps every pending block (a no-op when none is).
   void finish_lazy_sweep() {
     if (!lazy_.idle()) sweep_pending(kNoShape);

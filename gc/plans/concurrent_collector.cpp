@@ -38,6 +38,7 @@ void ConcurrentCollector::marking_thread() {
     }
     try {
       mark_stats_ = snapshot_->mark(marks_);
+      doomed_.compute(alloc_at_snapshot_, marks_);
       active().after_pause();
     } catch (...) {
       error_ = std::current_exception();
@@ -159,9 +160,8 @@ CollectionStats ConcurrentCollector::finish(std::span<const ObjectId> roots) {
   }
 
   const Stopwatch sweep;
-  cycle_.sweep.objects_before = 0;
-  for (const std::uint64_t word : alloc_at_snapshot_) cycle_.sweep.objects_before += std::popcount(word);
-  cycle_.sweep.freed_objects = heap_.defer_sweep(alloc_at_snapshot_, marks_);
+  cycle_.sweep.objects_before = doomed_.allocated_objects();
+  cycle_.sweep.freed_objects = heap_.defer_sweep(doomed_);
   cycle_.sweep.sweep_ms = sweep.elapsed_ms();
   cycle_.heap_after_bytes = heap_.used_bytes();
   cycle_.pauses.push_back({PauseKind::Final, start, pause.elapsed_ms() - verify_ms});

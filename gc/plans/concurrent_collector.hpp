@@ -8,12 +8,14 @@
 //                  snapshot (Marker::snapshot: a host copy of the CSR for CPU markers, the
 //                  device mirror's sync and the roots' upload for GPU markers); start the
 //                  marking thread. The mutator resumes.
-//   concurrent     the marking thread marks the snapshot (SnapshotMark::mark).
+//   concurrent     the marking thread marks the snapshot (SnapshotMark::mark), then
+//                  computes the doomed objects, alloc_at_snapshot & ~marks
+//                  (DoomedSlots: both inputs are fixed by then).
 //   final pause    at a poll after the mark finished, or at once when the mutator
 //                  cannot go on without it (a stall: the heap is full, or a collection
-//                  was asked for): (verify) check the marks; hand the doomed objects,
-//                  alloc_at_snapshot & ~marks, to the heap's lazy sweep
-//                  (gc/heap/lazy_sweep.hpp). The mutator resumes; the allocator sweeps.
+//                  was asked for): (verify) check the marks; hand the doomed objects
+//                  to the heap's lazy sweep (gc/heap/lazy_sweep.hpp), in constant
+//                  time. The mutator resumes; the allocator sweeps.
 //
 // Why the snapshot's marks are safe to apply after the mutator ran on (no SATB or
 // incremental-update barrier beyond the one that keeps the CSR current):
@@ -67,9 +69,9 @@
 //
 // Threads: the mutator thread runs every pause and the lazy sweep; one marking thread,
 // started with the collector and kept for its life (no thread creation in
-// a pause), runs only SnapshotMark::mark, which reads nothing the mutator writes (the
-// host copy and the roots are private to the snapshot; the device is the marker's
-// alone). The pause hands it a mark under a mutex; it publishes completion under the
+// a pause), runs only SnapshotMark::mark and DoomedSlots::compute, which read nothing
+// the mutator writes (the host copy, the roots and alloc_at_snapshot are private to
+// the cycle; the device is the marker's alone). The pause hands it a mark under a mutex; it publishes completion under the
 // same mutex and with a release store that polls read with an acquire load, so the
 // final pause sees the marks once it has seen the mark done.
 #pragma once
@@ -160,6 +162,7 @@ class ConcurrentCollector {
   std::exception_ptr error_;
   MarkStats mark_stats_;
   MarkBitmap marks_;
+  DoomedSlots doomed_;  // written by the marking thread after the mark, like marks_
   MarkBitmap reference_marks_;
   CollectionStats cycle_;  // filled by start, completed by finish
   double cycle_process_cpu_ = 0, cycle_thread_cpu_ = 0, initial_thread_cpu_ = 0;

@@ -54,7 +54,11 @@ TEST_CASE("the lazy sweep frees exactly the doomed slots, when the allocator nee
   const std::uint64_t capacity = heap.shapes().layout(node).capacity;
   const std::uint64_t allocated = objects.size();
 
-  CHECK(heap.defer_sweep(at_snapshot, marks) == allocated / 2);
+  DoomedSlots doomed;
+  doomed.compute(at_snapshot, marks);
+  CHECK(doomed.allocated_objects() == allocated);
+  CHECK(doomed.objects() == allocated / 2);
+  CHECK(heap.defer_sweep(doomed) == allocated / 2);
   CHECK(heap.lazy_sweep_pending());
   CHECK(heap.blocks().live_objects() == allocated);  // nothing is freed yet
   // The next allocation of the shape finds no active block: the heap sweeps one block
@@ -76,6 +80,39 @@ TEST_CASE("the lazy sweep frees exactly the doomed slots, when the allocator nee
   CHECK(heap.verify_graph().empty());
 }
 
+TEST_CASE("doomed slots reuse their storage: computed twice, handed over, computed again") {
+  Heap heap(HeapConfig{.limit_bytes = 4u << 20});
+  const ShapeId node = heap.shapes().intern(1, 0);
+  std::vector<ObjectId> objects;
+  for (int i = 0; i < 64 * 6; ++i) objects.push_back(heap.allocate(node));
+  auto snapshot = [&] {
+    return std::vector<std::uint64_t>(heap.blocks().alloc_words(),
+                                      heap.blocks().alloc_words() + heap.blocks().high_water());
+  };
+  MarkBitmap marks;
+  marks.reset(heap.blocks().high_water());
+  for (std::size_t i = 0; i < objects.size(); i += 3) marks.test_and_set(objects[i]);
+  DoomedSlots doomed;
+  MarkBitmap none;
+  none.reset(heap.blocks().high_water());
+  doomed.compute(snapshot(), none);  // never handed over: the next compute replaces it
+  doomed.compute(snapshot(), marks);
+  const std::uint64_t kept = (objects.size() + 2) / 3;
+  CHECK(heap.defer_sweep(doomed) == objects.size() - kept);
+  heap.finish_lazy_sweep();
+  CHECK(heap.blocks().live_objects() == kept);
+  // The second cycle frees every other survivor, with the storage the first sweep gave back.
+  MarkBitmap second;
+  second.reset(heap.blocks().high_water());
+  for (std::size_t i = 0; i < objects.size(); i += 6) second.test_and_set(objects[i]);
+  doomed.compute(snapshot(), second);
+  CHECK(doomed.allocated_objects() == kept);
+  CHECK(heap.defer_sweep(doomed) == kept - (objects.size() + 5) / 6);
+  heap.finish_lazy_sweep();
+  for (std::size_t i = 0; i < objects.size(); ++i) CHECK(heap.is_live(objects[i]) == (i % 6 == 0));
+  CHECK(heap.blocks().check().empty());
+}
+
 TEST_CASE("a lazy sweep still pending is finished before a stop-the-world collection") {
   Heap heap(HeapConfig{.limit_bytes = 4u << 20});
   const ShapeId node = heap.shapes().intern(1, 0);
@@ -84,7 +121,9 @@ TEST_CASE("a lazy sweep still pending is finished before a stop-the-world collec
                                                heap.blocks().alloc_words() + heap.blocks().high_water());
   MarkBitmap none;
   none.reset(heap.blocks().high_water());
-  heap.defer_sweep(at_snapshot, none);
+  DoomedSlots doomed;
+  doomed.compute(at_snapshot, none);
+  heap.defer_sweep(doomed);
   const ObjectId kept = heap.allocate(node);  // allocated black, in a slot that was free
   Collector collector(heap, std::make_unique<SerialMarker>(), true);
   const std::vector<ObjectId> roots{kept};

@@ -221,7 +221,7 @@ TEST_CASE("device-start takes its option out of the marker's, and only for GPU m
   CHECK(start.threads == 3);
   REQUIRE(gpu.options.size() == 1);
   CHECK(gpu.options[0].key == "queue");
-  CollectorChoice plain{.name = "gpu-dfs"};
+  CollectorChoice plain{.name = "gpu-dfs", .options = {}};
   CHECK(DeviceStart::take_from(plain).policy == DeviceStart::Policy::Open);
   CollectorChoice serial{.name = "serial", .options = {{"device-start", "overlap"}}};
   CHECK_THROWS_AS(DeviceStart::take_from(serial), ConfigError);
