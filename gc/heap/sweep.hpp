@@ -37,7 +37,7 @@ struct SweepStats {
   double settle_ms = 0;  // of it, settling the block sweeps' debts
   std::uint32_t threads = 1;  // threads that swept the blocks
   /// The blocks' sweep summed over the runs that threads swept (a serial sweep's time
-  /// for the same blocks, about): what a collector weighs against waking a pool.
+  /// for the same blocks, about): against sweep_ms, what the threads gained.
   double block_work_ms = 0;
 };
 
@@ -55,13 +55,15 @@ inline constexpr std::uint32_t kParallelSweepMinBlocks = 16 * kBlocksPerSweepTas
 /// A pool that sleeps when the sweep begins (the device markers' host threads are idle
 /// through the device mark) must be woken first: waking 15 sleeping threads took
 /// 0.1-2 ms on the H200 host, as much as the serial sweep of 10,000-180,000 blocks of
-/// GCBench's kind (0.35 ms for its 32,000), while a real Java heap's blocks, with their
-/// dead arrays, cost several times more each (jshell and order-service with 64 MiB of
-/// garbage a round: 3.5-5 ms serially). So the Collector wakes such a pool when the
-/// previous sweep's block work (SweepStats::block_work_ms) took at least this long, and
-/// for the first sweep when the heap has kSleepingPoolSweepMinBlocks blocks or more.
-inline constexpr double kSleepingPoolSweepMinWorkMs = 1.0;
-inline constexpr std::uint32_t kSleepingPoolSweepMinBlocks = 8 * kParallelSweepMinBlocks;
+/// GCBench's kind. So the Collector wakes it as the pause begins, to poll for the
+/// sweep while the device marks: for about twice the last mark's time plus 1 ms
+/// (20 ms before the first mark, and at most), after which the threads sleep again
+/// and the sweep wakes them as any job does.
+constexpr unsigned sweep_pool_wake_microseconds(double last_mark_ms) {
+  constexpr double kMaxMs = 20;
+  const double ms = last_mark_ms < 0 ? kMaxMs : 2 * last_mark_ms + 1;
+  return static_cast<unsigned>((ms < kMaxMs ? ms : kMaxMs) * 1000);
+}
 /// Threads of such a pool: half the hardware threads (at least 2). Each woken thread may
 /// be the one the sweep waits for: on the H200 host, warm pauses of jshell and
 /// order-service with 64 MiB of garbage a round swept in 0.85-1.9 ms on 8 threads,

@@ -76,6 +76,13 @@ Collector::Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify, De
 
 Collector::~Collector() = default;
 
+ThreadPool* Collector::device_sweep_pool(std::uint32_t blocks) {
+  const unsigned hardware = ThreadPool::resolve(0);
+  if (!marker_->constraints().needs_device || blocks < kParallelSweepMinBlocks || hardware < 2) return nullptr;
+  if (!sweep_pool_) sweep_pool_ = std::make_unique<ThreadPool>(sleeping_sweep_pool_threads(hardware));
+  return sweep_pool_.get();
+}
+
 CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string reason, CollectionKind kind) {
   const Stopwatch pause;
   const double cpu_at_start = process_cpu_ms();
@@ -117,6 +124,8 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.remembered_roots = young_roots_.size() - roots.size();
   }
   const MarkRequest request{heap_.graph(), mark_roots, heap_.blocks().high_water(), &heap_.graph().changes(), premarked};
+  ThreadPool* device_pool = device_sweep_pool(request.block_count);
+  if (device_pool != nullptr) device_pool->wake(sweep_pool_wake_microseconds(last_mark_ms_));
   try {
     stats.mark = marker_->mark(request, marks_);
   } catch (const DeviceError& e) {
@@ -140,21 +149,15 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.verify_ms += check.elapsed_ms();
   }
 
+  last_mark_ms_ = stats.mark.mark_ms;
   // A small heap is swept faster than a pool wakes up (young collections of a small
-  // nursery, gc/heap/generations.hpp); both sweeps leave the same heap.
+  // nursery, gc/heap/generations.hpp); both sweeps leave the same heap. After a device
+  // error the CPU marker's own pool sweeps.
   ThreadPool* pool = marker_->thread_pool();
-  const std::uint32_t blocks = heap_.blocks().high_water();
-  bool parallel_sweep = pool != nullptr && pool->size() > 1 && blocks >= kParallelSweepMinBlocks;
-  const bool waking_pays = last_sweep_work_ms_ < 0 ? blocks >= kSleepingPoolSweepMinBlocks
-                                                   : last_sweep_work_ms_ >= kSleepingPoolSweepMinWorkMs;
-  if (pool == nullptr && blocks >= kParallelSweepMinBlocks && waking_pays && marker_->constraints().needs_device &&
-      ThreadPool::resolve(0) > 1) {
-    if (!sweep_pool_) sweep_pool_ = std::make_unique<ThreadPool>(sleeping_sweep_pool_threads(ThreadPool::resolve(0)));
-    pool = sweep_pool_.get();
-    parallel_sweep = true;
-  }
-  stats.sweep = parallel_sweep ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
-  last_sweep_work_ms_ = stats.sweep.block_work_ms;
+  const bool parallel_marker_sweeps =
+      pool != nullptr && pool->size() > 1 && request.block_count >= kParallelSweepMinBlocks;
+  if (!parallel_marker_sweeps) pool = device_pool;
+  stats.sweep = pool != nullptr ? sweep(heap_, marks_, *pool) : sweep(heap_, marks_);
   if (generations != nullptr) {
     const Generations::Outcome outcome = generations->after_collection(heap_.graph(), marks_);
     stats.survivors = outcome.survivors;

@@ -10,10 +10,10 @@
 // its task records and clocks) and the heap at least kParallelSweepMinBlocks blocks
 // (sweep.hpp); for
 // device markers (whose host threads are otherwise idle in the pause) on a pool of
-// half the hardware threads that the collector owns, which must be woken, when the last
-// sweep's block work took kSleepingPoolSweepMinWorkMs or more (before the first sweep:
-// when the heap has kSleepingPoolSweepMinBlocks); else, and for the serial marker,
-// serially. The policy only picks the threads: both sweeps leave the same heap.
+// half the hardware threads that the collector owns (same heap size bound), which it
+// wakes as the pause begins (ThreadPool::wake), so that its threads are awake when the
+// device's mark comes back; else, and for the serial marker, serially. The policy only
+// picks the threads: both sweeps leave the same heap.
 //
 // On a generational heap (gc/heap/generations.hpp) a collection is young or full. A young
 // one marks from the roots plus the remembered set's young targets with every mature
@@ -146,8 +146,11 @@ class Collector {
   MarkBitmap full_marks_;  // --verify of a young collection: everything reachable
   std::vector<ObjectId> young_roots_;
   std::uint64_t collections_ = 0;
-  std::unique_ptr<ThreadPool> sweep_pool_;  // device markers' parallel sweep, made on first use
-  double last_sweep_work_ms_ = -1;          // the last sweep's block work; -1 before the first
+  /// The device marker's sweep pool when this collection sweeps on it (made on first
+  /// use), else null.
+  ThreadPool* device_sweep_pool(std::uint32_t blocks);
+  std::unique_ptr<ThreadPool> sweep_pool_;  // device markers' parallel sweep
+  double last_mark_ms_ = -1;                // the last mark's time; -1 before the first
 };
 
 }  // namespace gcvm

@@ -1,5 +1,6 @@
 #include "gc/util/thread_pool.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace gcvm {
@@ -36,9 +37,21 @@ ThreadPool::ThreadPool(unsigned threads) : size_(resolve(threads)) {
 
 ThreadPool::~ThreadPool() {
   stopping_ = true;
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  publish(false);
   for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::publish(bool job) {
+  const std::uint64_t now = generation_.load(std::memory_order_relaxed);
+  const bool odd = (now & 1) != 0;
+  generation_.store(now + (odd == job ? 1 : 2), std::memory_order_release);
+  generation_.notify_all();
+}
+
+void ThreadPool::wake(unsigned microseconds) {
+  if (size_ == 1) return;
+  wake_microseconds_.store(microseconds, std::memory_order_relaxed);
+  publish(false);
 }
 
 void ThreadPool::run(const std::function<void(unsigned)>& job) {
@@ -48,8 +61,7 @@ void ThreadPool::run(const std::function<void(unsigned)>& job) {
   }
   job_ = &job;
   running_.store(size_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  publish(true);
   job(0);
   auto finished = [this] { return running_.load(std::memory_order_acquire) == 0; };
   if (spin_until(finished, kSpinMicroseconds)) return;
@@ -66,12 +78,18 @@ void ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void(std
 
 void ThreadPool::work(unsigned index) {
   std::uint64_t seen = 0;
+  unsigned poll = kSpinMicroseconds;
   for (;;) {
     auto published = [&] { return generation_.load(std::memory_order_acquire) != seen; };
-    if (!spin_until(published, kSpinMicroseconds))
+    if (!spin_until(published, poll))
       while (!published()) generation_.wait(seen, std::memory_order_acquire);
     seen = generation_.load(std::memory_order_acquire);
     if (stopping_) return;
+    if ((seen & 1) != 0) {  // a wake-up: poll for the job it announces
+      poll = std::max(kSpinMicroseconds, wake_microseconds_.load(std::memory_order_relaxed));
+      continue;
+    }
+    poll = kSpinMicroseconds;
     (*job_)(index);
     if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) running_.notify_one();
   }

@@ -15,6 +15,14 @@
 // one after another, and on the 16-core VM the last one started its job up to 3 ms
 // late.) A worker that finishes a job spins for kSpinMicroseconds before it blocks,
 // so the phase that follows at once (the sweep after the mark) finds it awake.
+// `wake` wakes the workers ahead of a job the caller knows is coming (the device
+// markers' sweep, woken while the device marks): they poll for up to the given time
+// and then sleep again.
+//
+// Generations: a job's generation number is even, a wake-up's odd. A worker reads the
+// generation once per wake-up; for an odd one it only polls, for an even one it runs
+// the job that `job_` held when that generation was published (the next job cannot be
+// published before every worker has returned from this one).
 //
 // One job at a time: `run` must not be called concurrently or from inside a job.
 #pragma once
@@ -51,13 +59,21 @@ class ThreadPool {
   /// The thread count `threads` stands for (0 = hardware threads, at least 1).
   static unsigned resolve(unsigned threads);
 
+  /// Wakes the workers without a job, so that a job `run` within about `microseconds`
+  /// finds them awake; returns at once. Not from inside a job.
+  void wake(unsigned microseconds);
+
  private:
   void work(unsigned index);
+  /// Publishes the next generation of the parity of `job` (even for a job, odd for a
+  /// wake-up) and wakes every waiting worker.
+  void publish(bool job);
 
   unsigned size_;
   std::vector<std::thread> workers_;
   const std::function<void(unsigned)>* job_ = nullptr;  // written before generation_ is bumped
   bool stopping_ = false;                                // likewise
+  std::atomic<unsigned> wake_microseconds_{0};           // the last wake-up's polling time
   alignas(64) std::atomic<std::uint64_t> generation_{0};
   alignas(64) std::atomic<unsigned> running_{0};  // workers still in the current job
 };

@@ -43,3 +43,23 @@ TEST_CASE("thread pool: jobs after the workers fell asleep, and a pool destroyed
   CHECK(ThreadPool::resolve(0) >= 1);
   CHECK(ThreadPool::resolve(5) == 5);
 }
+
+TEST_CASE("thread pool: wake-ups without a job, before jobs, after their polling ran out, and at destruction") {
+  for (unsigned threads : {1u, 2u, 5u}) {
+    CAPTURE(threads);
+    ThreadPool pool(threads);
+    std::vector<std::uint64_t> calls(threads, 0);
+    for (std::uint64_t round = 1; round <= 200; ++round) {
+      // Every pattern of wake-ups between two jobs: none, one, two in a row, one whose
+      // polling ends before the job comes.
+      for (std::uint64_t w = 0; w < round % 3; ++w) pool.wake(round % 2 == 0 ? 2000 : 1);
+      if (round % 50 == 0) {
+        pool.wake(10);
+        std::this_thread::sleep_for(std::chrono::microseconds(5 * ThreadPool::kSpinMicroseconds));
+      }
+      pool.run([&](unsigned index) { ++calls[index]; });
+      for (unsigned i = 0; i < threads; ++i) REQUIRE(calls[i] == round);  // each job ran once per participant
+    }
+    pool.wake(100000);  // destroyed while its workers poll
+  }
+}
