@@ -23,6 +23,7 @@ namespace {
 using cuda_memory::check;
 using cuda_memory::DeviceBuffer;
 using cuda_memory::PinnedBuffer;
+using cuda_memory::PinnedReadback;
 using cuda_memory::PinnedStaging;
 
 constexpr std::size_t element_bytes(MirrorArray array) {
@@ -38,6 +39,7 @@ class CudaBackend final : public DeviceBackend {
     check(cudaEventCreate(&stop_), "cudaEventCreate");
     state_.reserve(GCVM_STATE_WORDS * sizeof(std::uint32_t), "the level state");
     staging_.prepare();
+    readback_.prepare();
   }
   ~CudaBackend() override {
     cudaEventDestroy(start_);
@@ -435,8 +437,11 @@ class CudaBackend final : public DeviceBackend {
     if (bytes != 0) staging_.copy(to, from, bytes, stream_);
   }
   void copy_out(void* to, const void* from, std::size_t bytes, const char* what) {
-    if (bytes != 0) check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToHost, stream_), what);
-    check(cudaStreamSynchronize(stream_), what);
+    if (bytes == 0) {
+      check(cudaStreamSynchronize(stream_), what);
+      return;
+    }
+    readback_.read(to, from, bytes, stream_, what);
   }
   DeviceBuffer& mirror_array(MirrorArray array) {
     return array == MirrorArray::Begin ? begin_ : array == MirrorArray::Degree ? degree_ : edges_;
@@ -446,6 +451,7 @@ class CudaBackend final : public DeviceBackend {
   int device_;
   cudaStream_t stream_ = nullptr;
   PinnedStaging staging_;
+  PinnedReadback readback_;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
   DeviceBuffer begin_, degree_, edges_, marks_, roots_, state_, patch_;
