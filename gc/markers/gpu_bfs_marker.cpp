@@ -190,7 +190,13 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   } else {
     backend.launch_bfs_seed(root_count, seed_groups);
     std::uint32_t level = 1;
-    std::uint32_t batch = options_.levels_per_check != 0 ? options_.levels_per_check : 1;
+    // auto: the first check after as many levels as the last levels collection ran (a
+    // heap's depth changes little from one collection to the next, and every level
+    // enqueued past the last one is an empty launch), then batches of 1, 2, 4, ...
+    const bool auto_batch = options_.levels_per_check == 0;
+    std::uint32_t batch = !auto_batch ? options_.levels_per_check
+                                      : std::clamp<std::uint32_t>(levels_last_counted_, 1, GCVM_MAX_LEVEL_BATCH);
+    bool first_batch = true;
     host_checks = 0;
     for (;;) {
       for (std::uint32_t i = 0; i < batch; ++i) backend.launch_bfs_level(level + i, launch);
@@ -200,7 +206,8 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL || state[GCVM_STATE_OVERFLOW] != 0) break;
       const auto [chunk_from, chunk_to] = chunk_backlog();
       if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0 && chunk_from == chunk_to) break;
-      if (options_.levels_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
+      if (auto_batch) batch = first_batch ? 1 : std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
+      first_batch = false;
     }
     levels_last_counted_ = state[GCVM_STATE_LEVELS_RUN];
     const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];

@@ -7,9 +7,10 @@
 // objects → seed kernel (claims the roots) → the mark, in one of two schedules:
 //   queue=async: one persistent launch over one global queue, with no level barrier
 //     (kernels/common/async_mark.h), for heaps hundreds of levels deep;
-//   queue=levels (the paper's): one kernel per BFS level, enqueued in growing batches
-//     (1, 2, 4, ... 64 levels) with one small state read between batches, never one
-//     per level unless `levels-per-check=1` asks for it; faster than async on wide,
+//   queue=levels (the paper's): one kernel per BFS level, enqueued in batches with
+//     one small state read between batches (the first as many levels as the last
+//     levels collection ran, then 1, 2, 4, ... 64), never one per level unless
+//     `levels-per-check=1` asks for it; faster than async on wide,
 //     shallow heaps (R-MAT: 5.5 against 20.5 ms on rmat:24, H100);
 //   queue=auto (the default): levels for the first collection and every 16th, which
 //     count the heap's BFS levels; async for the others while the last count was
@@ -66,7 +67,7 @@ struct GpuBfsMarkerOptions {
   std::uint32_t narrow_rounds = 64;       // async mode (fallback=<threshold>:<min> sets both)
   std::uint32_t sms = 0;  // 0 = all
   bool split = false;
-  std::uint32_t levels_per_check = 0;  // 0 = auto (doubling)
+  std::uint32_t levels_per_check = 0;  // 0 = auto (the last depth, then doubling)
   bool refresh = true;                 // the mirror refreshed between pauses (DeviceSession)
   DeviceSelector device;
 
