@@ -150,12 +150,15 @@ class PinnedReadback {
 /// Host-to-device copies from pageable memory through pinned memory. cudaMemcpyAsync
 /// from pageable memory reached only 0.7-1.9 GB/s for the mirror's uploads on the H100
 /// host (docs/PERFORMANCE.md), so a large copy goes through two pinned chunks instead:
-/// the host fills one while the copy engine drains the other. Small copies, and every
-/// copy if pinned memory cannot be had, go directly.
+/// the host fills one while the copy engine drains the other. Small copies (a pause's
+/// roots and state words) are packed one after another into a pinned buffer of their
+/// own, which is reused from its start once the last copy from it is done: a small
+/// copy from pageable memory costs the driver a staging step of its own. Every copy
+/// goes directly if pinned memory cannot be had.
 class PinnedStaging {
  public:
   static constexpr std::size_t kChunkBytes = std::size_t{8} << 20;
-  static constexpr std::size_t kDirectBelow = std::size_t{256} << 10;
+  static constexpr std::size_t kSmallBytes = std::size_t{256} << 10;
 
   PinnedStaging() = default;
   PinnedStaging(const PinnedStaging&) = delete;
@@ -168,8 +171,20 @@ class PinnedStaging {
 
   /// Enqueues the copy on `stream`; `from` may be reused when this returns.
   void copy(void* to, const void* from, std::size_t bytes, cudaStream_t stream) {
-    if (bytes < kDirectBelow || !ready()) {
+    if (!ready()) {
       check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream), "a host-to-device copy");
+      return;
+    }
+    if (bytes < kSmallBytes) {
+      if (small_used_ + bytes > kSmallBytes) {
+        check(cudaEventSynchronize(small_drained_), "a small host-to-device copy");  // every earlier one is done
+        small_used_ = 0;
+      }
+      std::byte* at = static_cast<std::byte*>(small_) + small_used_;
+      std::memcpy(at, from, bytes);
+      check(cudaMemcpyAsync(to, at, bytes, cudaMemcpyHostToDevice, stream), "a small host-to-device copy");
+      check(cudaEventRecord(small_drained_, stream), "a small host-to-device copy");
+      small_used_ += (bytes + 63) / 64 * 64;
       return;
     }
     std::size_t i = 0;
@@ -194,6 +209,12 @@ class PinnedStaging {
         release();
         return false;
       }
+    if (cudaMallocHost(&small_, kSmallBytes) != cudaSuccess ||
+        cudaEventCreateWithFlags(&small_drained_, cudaEventDisableTiming) != cudaSuccess) {
+      cudaGetLastError();
+      release();
+      return false;
+    }
     usable_ = true;
     return true;
   }
@@ -207,11 +228,22 @@ class PinnedStaging {
       drained_[i] = nullptr;
       chunks_[i] = nullptr;
     }
+    if (small_drained_ != nullptr) {
+      cudaEventSynchronize(small_drained_);
+      cudaEventDestroy(small_drained_);
+    }
+    if (small_ != nullptr) cudaFreeHost(small_);
+    small_drained_ = nullptr;
+    small_ = nullptr;
+    small_used_ = 0;
     usable_ = false;
   }
 
   std::array<void*, 2> chunks_{};
   std::array<cudaEvent_t, 2> drained_{};
+  void* small_ = nullptr;                 // small copies, packed
+  cudaEvent_t small_drained_ = nullptr;   // after the last small copy
+  std::size_t small_used_ = 0;
   bool tried_ = false;
   bool usable_ = false;
 };
