@@ -26,7 +26,8 @@
 //   wide=<threshold>|off       objects with more references go to the whole group [+D]
 //   fallback=<threshold>:<min>|off   CPU finishes a narrow tail [+F]: levels mode,
 //                              once a level after `min` levels has fewer than
-//                              `threshold` objects; async mode, once a group has done
+//                              `threshold` objects and no more than the level
+//                              before (the queue dropped); async mode, once a group has done
 //                              `min` rounds in a row with fewer than `threshold` items
 //                              pending (a chain being walked one object a round)
 //   sms=all|<n>|split          all compute units share each level's queue, or only n;

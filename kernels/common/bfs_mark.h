@@ -18,9 +18,11 @@
  * indices (Alg. 2, default) or from a Blelloch prefix sum over per-thread counts
  * (GCVM_BFS_PREFIX); GCVM_BFS_VECTOR reads references as aligned 16-byte vectors
  * (§5.3); GCVM_BFS_WIDE hands objects with more than `wide_threshold` references to
- * the whole group (§5.2); GCVM_BFS_FALLBACK stops the GPU when a level's queue is
- * shorter than a threshold after a minimum number of levels (§5.4), and the host
- * finishes the mark on the CPU.
+ * the whole group (§5.2); GCVM_BFS_FALLBACK stops the GPU when a level's queue has
+ * dropped below a threshold after a minimum number of levels (§5.4: shorter than the
+ * threshold and no longer than the level before, so that a frontier still growing
+ * from a few roots does not count as a narrow tail), and the host finishes the mark
+ * on the CPU.
  *
  * Huge objects, in contrast to the paper, where one thread (or with §5.2 one compute
  * unit) walks an object however large: an object with more than GCVM_CHUNK_SPLIT
@@ -531,9 +533,14 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
    * final count alone, so every group decides the same. Chunks offered in the last
    * level are drained whenever the level runs; with the fallback the CPU takes them. */
   const gcvm_u32 count = state[GCVM_STATE_COUNT + slot];
+  const gcvm_u32 previous = state[GCVM_STATE_COUNT + (level + GCVM_LEVEL_RING - 1u) % GCVM_LEVEL_RING];
   const int running = state[GCVM_STATE_FALLBACK_LEVEL] == GCVM_NO_LEVEL;
   int active = count != 0u && running;
-  if (active && (flags & GCVM_BFS_FALLBACK) != 0u && level >= fallback_min_level && count < fallback_threshold) {
+  /* The queue must have dropped below the threshold (§5.4): a level no longer than the
+   * one before. A frontier that is narrow because it is still growing (the first
+   * levels below one root of a tree) stays on the device. */
+  if (active && (flags & GCVM_BFS_FALLBACK) != 0u && level >= fallback_min_level && count < fallback_threshold &&
+      count <= previous) {
     if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_FALLBACK_LEVEL] = level;
     active = 0;
   }

@@ -51,8 +51,9 @@ std::string describe(const GcOptions& options) {
   return text;
 }
 
-/// Marks `request` with the serial marker and with gpu-bfs; checks they agree.
-void check_same_as_serial(const MarkRequest& request, GpuBfsMarker& gpu) {
+/// Marks `request` with the serial marker and with gpu-bfs; checks they agree, and
+/// returns gpu-bfs's figures.
+MarkStats check_same_as_serial(const MarkRequest& request, GpuBfsMarker& gpu) {
   MarkBitmap expected;
   MarkBitmap actual;
   SerialMarker serial;
@@ -61,6 +62,7 @@ void check_same_as_serial(const MarkRequest& request, GpuBfsMarker& gpu) {
   CHECK(actual == expected);
   CHECK(got.marked_objects == want.marked_objects);
   CHECK(got.edges_traversed == want.edges_traversed);
+  return got;
 }
 
 void check_spec(const std::string& spec, const std::vector<GcOptions>& matrix) {
@@ -136,6 +138,44 @@ TEST_CASE("gpu-bfs on edge cases: empty roots, null-only objects, self-loops, hu
     CAPTURE(device);
     GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"fallback=20:5"}), device));
     check_same_as_serial(request, gpu);
+  }
+}
+
+TEST_CASE("gpu-bfs levels mode falls back when the queue drops below the threshold, not while it still grows") {
+  // A binary tree under one root: levels of 1, 2, 4, 8, 16, ... objects, narrow only at
+  // the start. A chain hangs off its last leaf: levels of one object at the end.
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(2, 0);
+  std::vector<ObjectId> tree{heap.allocate(node)};
+  for (std::size_t parent = 0; tree.size() < (1u << 13) - 1; ++parent)
+    for (std::uint32_t child = 0; child < 2; ++child) {
+      tree.push_back(heap.allocate(node));
+      heap.store_ref(tree[parent], child, tree.back());
+    }
+  const std::vector<ObjectId> roots{tree.front()};
+  const MarkRequest tree_only{heap.graph(), roots, heap.blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=20:5"}), device));
+    const MarkStats stats = check_same_as_serial(tree_only, gpu);
+    CHECK(stats.detail("fallback_level").value_or(0) == -1.0);  // 16 objects at level 5, growing
+    CHECK(stats.detail("fallback_objects").value_or(-1) == 0.0);
+  }
+  ObjectId tail = tree.back();
+  for (int i = 0; i < 200; ++i) {
+    const ObjectId next = heap.allocate(node);
+    heap.store_ref(tail, 0, next);
+    tail = next;
+  }
+  const MarkRequest with_chain{heap.graph(), roots, heap.blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=20:5"}), device));
+    const MarkStats stats = check_same_as_serial(with_chain, gpu);
+    // Levels 1-13 are the tree's (4,096 leaves at level 13); level 14, the chain's first
+    // object, is the first level under the threshold and no longer than its predecessor.
+    CHECK(stats.detail("fallback_level").value_or(0) == 14.0);
+    CHECK(stats.detail("fallback_objects").value_or(0) == 1.0);
   }
 }
 
