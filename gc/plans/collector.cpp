@@ -72,14 +72,15 @@ Collector::Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify, De
     : heap_(heap), marker_(std::move(marker)), verify_(verify), fallback_(fallback) {
   if (verify_) reference_ = std::make_unique<SerialMarker>();
   marker_->watch(heap_.graph(), &heap_.graph().changes());
+  // The device markers' sweep pool is made now: a collection never creates a thread.
+  if (const unsigned hardware = ThreadPool::resolve(0); marker_->constraints().needs_device && hardware >= 2)
+    sweep_pool_ = std::make_unique<ThreadPool>(sleeping_sweep_pool_threads(hardware));
 }
 
 Collector::~Collector() = default;
 
 ThreadPool* Collector::device_sweep_pool(std::uint32_t blocks) {
-  const unsigned hardware = ThreadPool::resolve(0);
-  if (!marker_->constraints().needs_device || blocks < kParallelSweepMinBlocks || hardware < 2) return nullptr;
-  if (!sweep_pool_) sweep_pool_ = std::make_unique<ThreadPool>(sleeping_sweep_pool_threads(hardware));
+  if (!marker_->constraints().needs_device || blocks < kParallelSweepMinBlocks) return nullptr;
   return sweep_pool_.get();
 }
 

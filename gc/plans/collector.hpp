@@ -10,8 +10,8 @@
 // its task records and clocks) and the heap at least kParallelSweepMinBlocks blocks
 // (sweep.hpp); for
 // device markers (whose host threads are otherwise idle in the pause) on a pool of
-// half the hardware threads that the collector owns (same heap size bound), which it
-// wakes as the pause begins (ThreadPool::wake), so that its threads are awake when the
+// half the hardware threads that the collector owns (made with the collector: a pause
+// creates no thread; same heap size bound), which it wakes as the pause begins (ThreadPool::wake), so that its threads are awake when the
 // device's mark comes back; else, and for the serial marker, serially. The policy only
 // picks the threads: both sweeps leave the same heap.
 //
@@ -146,10 +146,9 @@ class Collector {
   MarkBitmap full_marks_;  // --verify of a young collection: everything reachable
   std::vector<ObjectId> young_roots_;
   std::uint64_t collections_ = 0;
-  /// The device marker's sweep pool when this collection sweeps on it (made on first
-  /// use), else null.
+  /// The device marker's sweep pool when this collection sweeps on it, else null.
   ThreadPool* device_sweep_pool(std::uint32_t blocks);
-  std::unique_ptr<ThreadPool> sweep_pool_;  // device markers' parallel sweep
+  std::unique_ptr<ThreadPool> sweep_pool_;  // device markers' parallel sweep, made with the collector
   double last_mark_ms_ = -1;                // the last mark's time; -1 before the first
 };
 
