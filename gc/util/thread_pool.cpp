@@ -36,7 +36,7 @@ ThreadPool::ThreadPool(unsigned threads) : size_(resolve(threads)) {
 }
 
 ThreadPool::~ThreadPool() {
-  stopping_ = true;
+  stopping_.store(true, std::memory_order_relaxed);  // ordered by publish's release store
   publish(false);
   for (auto& t : workers_) t.join();
 }
@@ -84,7 +84,7 @@ void ThreadPool::work(unsigned index) {
     if (!spin_until(published, poll))
       while (!published()) generation_.wait(seen, std::memory_order_acquire);
     seen = generation_.load(std::memory_order_acquire);
-    if (stopping_) return;
+    if (stopping_.load(std::memory_order_relaxed)) return;
     if ((seen & 1) != 0) {  // a wake-up: poll for the job it announces
       poll = std::max(kSpinMicroseconds, wake_microseconds_.load(std::memory_order_relaxed));
       continue;

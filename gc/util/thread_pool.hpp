@@ -72,7 +72,11 @@ class ThreadPool {
   unsigned size_;
   std::vector<std::thread> workers_;
   const std::function<void(unsigned)>* job_ = nullptr;  // written before generation_ is bumped
-  bool stopping_ = false;                                // likewise
+  // Set by the destructor before it publishes the last generation. Atomic because a
+  // worker woken by an earlier `wake` reads it with nothing ordering that read against
+  // the write (`wake` returns at once, so the pool may be destroyed while its workers
+  // poll); a worker that sees the last generation (acquire) sees it set.
+  std::atomic<bool> stopping_{false};
   std::atomic<unsigned> wake_microseconds_{0};           // the last wake-up's polling time
   alignas(64) std::atomic<std::uint64_t> generation_{0};
   alignas(64) std::atomic<unsigned> running_{0};  // workers still in the current job
