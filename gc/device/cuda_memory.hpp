@@ -133,14 +133,13 @@ class PinnedReadback {
     return buffer_ != nullptr;
   }
 
-  /// Copies `bytes` from device memory `from` to host memory `to` after all work
-  /// enqueued on `stream`, and waits for it.
+  /// Copies `bytes` (possibly none) from device memory `from` to host memory `to` after
+  /// all work enqueued on `stream`, and waits for that work and the copy.
   void read(void* to, const void* from, std::size_t bytes, cudaStream_t stream, const char* what) {
-    if (bytes == 0) return;
     const bool staged = buffer_ != nullptr && bytes <= kBytes;
-    check(cudaMemcpyAsync(staged ? buffer_ : to, from, bytes, cudaMemcpyDeviceToHost, stream), what);
+    if (bytes != 0) check(cudaMemcpyAsync(staged ? buffer_ : to, from, bytes, cudaMemcpyDeviceToHost, stream), what);
     check(cudaStreamSynchronize(stream), what);
-    if (staged) std::memcpy(to, buffer_, bytes);
+    if (staged && bytes != 0) std::memcpy(to, buffer_, bytes);
   }
 
  private:

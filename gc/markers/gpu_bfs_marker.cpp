@@ -196,7 +196,6 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     const bool auto_batch = options_.levels_per_check == 0;
     std::uint32_t batch = !auto_batch ? options_.levels_per_check
                                       : std::clamp<std::uint32_t>(levels_last_counted_, 1, GCVM_MAX_LEVEL_BATCH);
-    bool first_batch = true;
     host_checks = 0;
     for (;;) {
       for (std::uint32_t i = 0; i < batch; ++i) backend.launch_bfs_level(level + i, launch);
@@ -206,8 +205,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL || state[GCVM_STATE_OVERFLOW] != 0) break;
       const auto [chunk_from, chunk_to] = chunk_backlog();
       if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0 && chunk_from == chunk_to) break;
-      if (auto_batch) batch = first_batch ? 1 : std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
-      first_batch = false;
+      if (auto_batch) batch = host_checks == 1 ? 1 : std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
     }
     levels_last_counted_ = state[GCVM_STATE_LEVELS_RUN];
     const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
