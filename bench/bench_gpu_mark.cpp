@@ -69,6 +69,7 @@ std::vector<Variant> all_variants() {
       {"bfs all-SM", "gpu-bfs", with({"vector=on", "wide=16", "sms=all"})},
       {"bfs-levels", "gpu-bfs", {"queue=levels"}},
       {"bfs-async", "gpu-bfs", {"queue=async"}},
+      {"bfs-async-direct", "gpu-bfs", {"queue=async", "claim=direct"}},
       {"bfs-auto", "gpu-bfs", {}},
   };
 }

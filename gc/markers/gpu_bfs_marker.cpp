@@ -16,9 +16,8 @@ namespace {
 
 constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
-    "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, refresh=on|off";
-
-/// Async mode's default for the second fallback number: narrow rounds in a row.
+    "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, refresh=on|off, "
+    "claim=checked|direct";
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -59,6 +58,8 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
     } else if (option.key == "sms") {
       o.split = option.value == "split";
       o.sms = option.value == "all" || o.split ? 0 : parse_count(option, option.value, 1);
+    } else if (option.key == "claim" && (option.value == "direct" || option.value == "checked")) {
+      o.checked_claims = option.value == "checked";
     } else if (option.key == "refresh") {
       o.refresh = parse_switch(option);
     } else if (option.key == "levels-per-check") {
@@ -122,7 +123,8 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   BfsLaunch& launch = pause.launch;
   const bool fallback = allow_fallback && options_.fallback_threshold != 0;
   launch.flags = (options_.prefix_offsets ? GCVM_BFS_PREFIX : 0u) | (options_.vector_loads ? GCVM_BFS_VECTOR : 0u) |
-                 (options_.wide_threshold != 0 ? GCVM_BFS_WIDE : 0u) | (fallback ? GCVM_BFS_FALLBACK : 0u);
+                 (options_.wide_threshold != 0 ? GCVM_BFS_WIDE : 0u) | (fallback ? GCVM_BFS_FALLBACK : 0u) |
+                 (options_.checked_claims ? GCVM_BFS_CHECKED_CLAIM : 0u);
   launch.wide_threshold = options_.wide_threshold;
   launch.fallback_threshold = options_.fallback_threshold;
   launch.fallback_min_level = options_.fallback_min_levels;

@@ -70,6 +70,7 @@ struct GpuBfsMarkerOptions {
   bool split = false;
   std::uint32_t levels_per_check = 0;  // 0 = auto (the last depth, then doubling)
   bool refresh = true;                 // the mirror refreshed between pauses (DeviceSession)
+  bool checked_claims = true;          // async: a plain read of the mark word before the claim's atomic
   DeviceSelector device;
 
   static GpuBfsMarkerOptions parse(const GcOptions& options, const std::string& device);

@@ -73,10 +73,19 @@
  * same steps. So the level mode's offsets=, vector= and wide= options do not apply
  * here.
  *
+ * What a round costs. A hop along a chain is one round, and what bounds a deep heap's
+ * mark is the round's latency, so a round is kept short: the degree scan is a warp
+ * shuffle scan on CUDA, a spill or a ticket refresh with nothing to do skips its
+ * barriers (GCVM_UNIFORM_BARRIER_BRANCHES: every thread computed the same condition),
+ * a publish waits for one atomic (the pending count's add is in flight with the
+ * reservation, and one fence after both orders it before the slots are written), and
+ * each thread has GCVM_ASYNC_STEP_REFS references in flight per step, with the rows of
+ * the objects it claims loaded with the claims (gcvm_async_scan).
+ *
  * PoCL: every barrier is reached by all threads of a group (no barrier under a branch,
- * even a uniform one), and loops with barriers nest at most two deep (the round loop,
- * and the scan's and steps' loops inside it): PoCL's work-group compiler takes minutes
- * over deeper nests.
+ * even a uniform one: GCVM_UNIFORM_BARRIER_BRANCHES is 0 there), and loops with
+ * barriers nest at most two deep (the round loop, and the scan's and steps' loops
+ * inside it): PoCL's work-group compiler takes minutes over deeper nests.
  */
 #ifndef GCVM_KERNELS_ASYNC_MARK_H
 #define GCVM_KERNELS_ASYNC_MARK_H
@@ -86,22 +95,26 @@
 /* A group is one warp (mark_layout.h): its barrier is a warp barrier. */
 #define GCVM_ASYNC_BARRIER() GCVM_WARP_GROUP_BARRIER()
 #define GCVM_ASYNC_RING_MASK (GCVM_ASYNC_RING - 1u)
+/* References a step walks: STEP_REFS per thread. */
+#define GCVM_ASYNC_STEP (GCVM_ASYNC_STEP_REFS * GCVM_ASYNC_GROUP_SIZE)
 /* A ring holds at most this many objects between steps, so that one step's
- * discoveries (at most GROUP_SIZE) and a round's found objects always fit. */
-#define GCVM_ASYNC_RING_LIMIT (GCVM_ASYNC_RING - 2u * GCVM_ASYNC_GROUP_SIZE)
+ * discoveries (at most GCVM_ASYNC_STEP) and a round's found objects always fit. */
+#define GCVM_ASYNC_RING_LIMIT (GCVM_ASYNC_RING - GCVM_ASYNC_STEP - GCVM_ASYNC_GROUP_SIZE)
 
 struct gcvm_async_shared {
+  gcvm_u64 ring_first[GCVM_ASYNC_RING];       /* first edge of ring[i], where ring_degree[i] is known */
   gcvm_u64 first[GCVM_ASYNC_GROUP_SIZE];      /* first edge of each thread's object */
-  gcvm_u32 sums[2][GCVM_ASYNC_GROUP_SIZE];    /* the degree scan's two buffers */
-  gcvm_u32 base[GCVM_ASYNC_GROUP_SIZE];       /* exclusive prefix sum of the degrees */
   gcvm_u32 ring[GCVM_ASYNC_RING];             /* discovered, not scanned: [bottom, top) */
+  gcvm_u32 ring_degree[GCVM_ASYNC_RING];      /* degree of ring[i], or GCVM_ASYNC_ROW_UNKNOWN */
+  gcvm_u32 sums[2 * GCVM_ASYNC_GROUP_SIZE];   /* the degree scan's work-group memory (portable.h) */
+  gcvm_u32 base[GCVM_ASYNC_GROUP_SIZE];       /* exclusive prefix sum of the degrees */
   gcvm_u64 chunk_item;                        /* the chunk this round walks, or GCVM_CHUNK_NONE */
   gcvm_u32 bottom, top;                       /* ring positions, modulo 2^32 */
   gcvm_u32 take_from, taken;                  /* this round's objects: ring[take_from, + taken) */
   gcvm_u32 found;                             /* objects found in ticket slots this round */
   gcvm_u32 open_slots;                        /* ticket slots not yet taken */
   gcvm_u32 ticket;                            /* the first queue slot of this group's tickets */
-  gcvm_u32 spill_base, spill_from, spill_count;
+  gcvm_u32 spill_base, spill_from;
   gcvm_u32 busy;                              /* 1 while the group counts itself in PENDING */
   gcvm_u32 pending_seen, stop_seen, idle_seen; /* the shared words at the last poll */
   gcvm_u32 chunks_seen;                        /* the last poll saw chunks not taken */
@@ -117,42 +130,53 @@ GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM_
                                   GCVM_GLOBAL gcvm_u32* state, gcvm_u32 limit, gcvm_u32 keep) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   GCVM_ASYNC_BARRIER();
-  if (lid == 0u) {
-    const gcvm_u32 count = sh->top - sh->bottom;
-    const gcvm_u32 n = count > limit ? count - keep : 0u;
-    sh->spill_count = n;
+  const gcvm_u32 count = sh->top - sh->bottom;
+  const gcvm_u32 n = count > limit ? count - keep : 0u;
+  /* Every thread computed the same n. */
+  if (GCVM_UNIFORM_BARRIER_BRANCHES && n == 0u) return;
+  GCVM_ASYNC_BARRIER(); /* every thread has read bottom */
+  if (lid == 0u && n != 0u) {
     sh->spill_from = sh->bottom;
-    if (n != 0u) {
-      GCVM_ATOMIC_ADD(state + GCVM_STATE_PENDING, n);
-      GCVM_GLOBAL_FENCE(); /* counted before any consumer can see the slots */
-      sh->spill_base = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_TAIL, n);
-      sh->bottom += n;
-      sh->published += n;
-    }
+    GCVM_ATOMIC_ADD(state + GCVM_STATE_PENDING, n);
+    sh->spill_base = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_TAIL, n);
+    GCVM_GLOBAL_FENCE(); /* counted before any consumer can see the slots (written below) */
+    sh->bottom += n;
+    sh->published += n;
   }
   GCVM_ASYNC_BARRIER();
-  const gcvm_u32 n = sh->spill_count;
   const gcvm_u32 at = sh->spill_base;
   const gcvm_u32 from = sh->spill_from;
   for (gcvm_u32 i = lid; i < n; i += GCVM_ASYNC_GROUP_SIZE) queue[at + i] = sh->ring[(from + i) & GCVM_ASYNC_RING_MASK];
   GCVM_ASYNC_BARRIER();
 }
 
-/* Collective: visits the references of this thread's object `v` (GCVM_NULL_REF: none)
- * and of the chunk item `item` (GCVM_CHUNK_NONE: none, uniformly) with the whole
- * group, pushing what it claims on the ring; huge objects are offered to the chunk
- * queue instead. */
+/* Collective: visits the references of this thread's object `v` (GCVM_NULL_REF: none;
+ * its row is `row_degree` references from edge `row_first`, or GCVM_ASYNC_ROW_UNKNOWN:
+ * load it) and of the chunk item `item` (GCVM_CHUNK_NONE: none, uniformly) with the
+ * whole group, pushing what it claims on the ring with the claimed object's row;
+ * huge objects are offered to the chunk queue instead.
+ *
+ * A step gives each thread GCVM_ASYNC_STEP_REFS references, and their loads, the
+ * claims and the claimed objects' row loads are each issued for all of them before any
+ * is used. The row of a target is loaded with its claim, before the claim's answer is
+ * known, so a hop along a chain waits for two memory round trips (the edge, then the
+ * claim with the row), not four (the row at the next round's start, the edge, the
+ * mark's read, the claim); a row loaded for a target another group claimed is wasted
+ * bandwidth, which a deep heap's mark has to spare. With `checked` a claim reads the
+ * mark word first and takes the atomic only when the bit is clear (levels mode's
+ * claim: no atomic on objects already marked, one more round trip on a new one). */
 GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                  const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                  GCVM_GLOBAL gcvm_u32* queue, GCVM_GLOBAL gcvm_u32* state,
                                  struct gcvm_chunk_queue chunks, GCVM_LOCAL struct gcvm_async_shared* sh, gcvm_u32 v,
-                                 gcvm_u64 item, gcvm_u32* traversed, gcvm_u32* claimed) {
+                                 gcvm_u32 row_degree, gcvm_u64 row_first, gcvm_u64 item, int checked,
+                                 gcvm_u32* traversed, gcvm_u32* claimed) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   gcvm_u32 refs = 0u;
   gcvm_u64 first = 0u;
   if (v != GCVM_NULL_REF) {
-    refs = degree[v];
-    first = begin[v];
+    refs = row_degree != GCVM_ASYNC_ROW_UNKNOWN ? row_degree : degree[v];
+    first = row_degree != GCVM_ASYNC_ROW_UNKNOWN ? row_first : begin[v];
     if (refs > GCVM_CHUNK_SPLIT) {
       gcvm_offer_chunks(chunks, v, refs);
       refs = 0u;
@@ -161,36 +185,45 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
   gcvm_u64 chunk_from = 0u;
   gcvm_u64 chunk_end = 0u;
   if (item != GCVM_CHUNK_NONE) gcvm_chunk_edges(begin, degree, item, &chunk_from, &chunk_end);
+  gcvm_u32 objects_total = 0u;
+  sh->base[lid] = gcvm_warp_group_scan(refs, sh->sums, &objects_total);
   sh->first[lid] = first;
-  sh->sums[0][lid] = refs;
-  GCVM_ASYNC_BARRIER();
-  gcvm_u32 in = 0u;
-  for (gcvm_u32 offset = 1u; offset < GCVM_ASYNC_GROUP_SIZE; offset <<= 1) {
-    gcvm_u32 sum = sh->sums[in][lid];
-    if (lid >= offset) sum += sh->sums[in][lid - offset];
-    sh->sums[in ^ 1u][lid] = sum;
-    in ^= 1u;
-    GCVM_ASYNC_BARRIER();
-  }
-  const gcvm_u32 objects_total = sh->sums[in][GCVM_ASYNC_GROUP_SIZE - 1u];
-  sh->base[lid] = sh->sums[in][lid] - refs;
   const gcvm_u32 total = objects_total + (gcvm_u32)(chunk_end - chunk_from);
-  for (gcvm_u32 step = 0u; step < total; step += GCVM_ASYNC_GROUP_SIZE) {
+  for (gcvm_u32 step = 0u; step < total; step += GCVM_ASYNC_STEP) {
     GCVM_ASYNC_BARRIER(); /* the prefixes are written; the last step's spill is done */
-    const gcvm_u32 e = step + lid;
-    gcvm_u32 target = GCVM_NULL_REF;
-    if (e < objects_total) {
-      const gcvm_u32 owner = gcvm_offset_owner(sh->base, GCVM_ASYNC_GROUP_SIZE, e);
-      target = edges[sh->first[owner] + (e - sh->base[owner])];
-    } else if (e < total) {
-      target = edges[chunk_from + (e - objects_total)];
-    }
-    if (target != GCVM_NULL_REF) {
-      ++*traversed;
-      if (gcvm_claim(marks, target)) {
-        ++*claimed;
-        sh->ring[GCVM_ATOMIC_ADD(&sh->top, 1u) & GCVM_ASYNC_RING_MASK] = target;
+    gcvm_u32 target[GCVM_ASYNC_STEP_REFS];
+    for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
+      const gcvm_u32 e = step + j * GCVM_ASYNC_GROUP_SIZE + lid;
+      target[j] = GCVM_NULL_REF;
+      if (e < objects_total) {
+        const gcvm_u32 owner = gcvm_offset_owner(sh->base, GCVM_ASYNC_GROUP_SIZE, e);
+        target[j] = edges[sh->first[owner] + (e - sh->base[owner])];
+      } else if (e < total) {
+        target[j] = edges[chunk_from + (e - objects_total)];
       }
+    }
+    gcvm_u32 target_degree[GCVM_ASYNC_STEP_REFS];
+    gcvm_u64 target_first[GCVM_ASYNC_STEP_REFS];
+    gcvm_u32 clear[GCVM_ASYNC_STEP_REFS];
+    for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
+      const int live = target[j] != GCVM_NULL_REF;
+      const gcvm_u32 t = live ? target[j] : 0u;
+      target_degree[j] = live ? degree[t] : 0u;
+      target_first[j] = live ? begin[t] : 0u;
+      clear[j] = live && checked ? (marks[t >> 5] & (1u << (t & 31u))) == 0u : (gcvm_u32)live;
+    }
+    for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
+      const gcvm_u32 t = target[j];
+      if (t != GCVM_NULL_REF) ++*traversed;
+      if (clear[j] != 0u) clear[j] = (GCVM_ATOMIC_OR(marks + (t >> 5), 1u << (t & 31u)) & (1u << (t & 31u))) == 0u;
+    }
+    for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
+      if (clear[j] == 0u) continue;
+      ++*claimed;
+      const gcvm_u32 at = GCVM_ATOMIC_ADD(&sh->top, 1u) & GCVM_ASYNC_RING_MASK;
+      sh->ring[at] = target[j];
+      sh->ring_degree[at] = target_degree[j];
+      sh->ring_first[at] = target_first[j];
     }
     gcvm_async_spill(sh, queue, state, GCVM_ASYNC_RING_LIMIT, GCVM_ASYNC_RING / 2u);
   }
@@ -302,11 +335,16 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
       sh->open_slots = 0u;
     }
     GCVM_ASYNC_BARRIER();
-    const gcvm_u32 v = lid < sh->taken ? sh->ring[(sh->take_from + lid) & GCVM_ASYNC_RING_MASK] : GCVM_NULL_REF;
+    const gcvm_u32 at = (sh->take_from + lid) & GCVM_ASYNC_RING_MASK;
+    const int mine = lid < sh->taken;
+    const gcvm_u32 v = mine ? sh->ring[at] : GCVM_NULL_REF;
+    const gcvm_u32 row_degree = mine ? sh->ring_degree[at] : GCVM_ASYNC_ROW_UNKNOWN;
+    const gcvm_u64 row_first = mine ? sh->ring_first[at] : 0u;
     const gcvm_u64 item = sh->chunk_item;
     GCVM_ASYNC_BARRIER();
     if (lid == 0u) sh->top = sh->take_from;
-    gcvm_async_scan(begin, degree, edges, marks, queue, state, chunks, sh, v, item, &traversed, &claimed);
+    gcvm_async_scan(begin, degree, edges, marks, queue, state, chunks, sh, v, row_degree, row_first, item,
+                    (flags & GCVM_BFS_CHECKED_CLAIM) != 0u, &traversed, &claimed);
     if (lid == 0u && poll) {
       sh->pending_seen = seen_pending;
       sh->stop_seen = seen_stop;
@@ -320,7 +358,9 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     const int share = sh->idle_seen != 0u;
     if (found != GCVM_NULL_REF && !stop) {
       queue[slot] = GCVM_SLOT_TAKEN;
-      sh->ring[(sh->top + GCVM_ATOMIC_ADD(&sh->found, 1u)) & GCVM_ASYNC_RING_MASK] = found;
+      const gcvm_u32 at_found = (sh->top + GCVM_ATOMIC_ADD(&sh->found, 1u)) & GCVM_ASYNC_RING_MASK;
+      sh->ring[at_found] = found;
+      sh->ring_degree[at_found] = GCVM_ASYNC_ROW_UNKNOWN;
       waiting = 0;
     }
     if (waiting) GCVM_ATOMIC_ADD(&sh->open_slots, 1u);
@@ -333,9 +373,9 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
       gcvm_async_settle(sh, state, item != GCVM_CHUNK_NONE, poll, flags, fallback_threshold, narrow_rounds);
     GCVM_ASYNC_BARRIER();
     if (sh->exit_flag != 0u) break;
-    /* New tickets once every slot of the last ones is taken. The barrier is
-     * unconditional: PoCL mishandles barriers under branches, even uniform ones. */
+    /* New tickets once every slot of the last ones is taken. */
     const int refresh = sh->refresh != 0u;
+    if (GCVM_UNIFORM_BARRIER_BRANCHES && !refresh) continue;
     if (lid == 0u && refresh)
       sh->ticket = GCVM_VOLATILE_LOAD(state + GCVM_STATE_ASYNC_HEAD) < capacity
                        ? GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE)

@@ -85,6 +85,13 @@
  * rounds for up to GCVM_ASYNC_BACKOFF_NS nanoseconds where the device can. */
 #define GCVM_ASYNC_GROUP_SIZE 32
 #define GCVM_ASYNC_RING (16 * GCVM_ASYNC_GROUP_SIZE)
+/* References one thread of an async group has in flight in one step of a round: their
+ * loads and claims are issued together, so a round over 32 objects of 4 references
+ * costs one step's latency, not four. */
+#define GCVM_ASYNC_STEP_REFS 4
+/* A ring entry's degree when its row (first edge, degree) was not loaded with its
+ * claim (objects taken from the global queue); no object has this many references. */
+#define GCVM_ASYNC_ROW_UNKNOWN 0xFFFFFFFFu
 #define GCVM_ASYNC_POLL 4u
 #define GCVM_ASYNC_BACKOFF_NS 4096u
 
@@ -99,6 +106,7 @@
 #define GCVM_BFS_VECTOR 2u  /* 16-byte edge loads */
 #define GCVM_BFS_WIDE 4u    /* objects above wide_threshold processed by the whole group */
 #define GCVM_BFS_FALLBACK 8u /* stop when the queue is short (host finishes on the CPU) */
+#define GCVM_BFS_CHECKED_CLAIM 16u /* async: read the mark word before the atomic that claims */
 
 /* ---- gpu-dfs (kernels/common/dfs_mark.h) ----
  * Extra device memory of a DFS collection:

@@ -41,6 +41,25 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_VOLATILE_LOAD64(p) (*(volatile gcvm_u64*)(p))
 /* A polling thread backs off for about `ns` nanoseconds (sm_70 and later). */
 #define GCVM_BACKOFF(ns) __nanosleep(ns)
+/* 1 where every thread of a one-warp group may skip a barrier together, under a branch
+ * whose condition they all computed alike. */
+#define GCVM_UNIFORM_BARRIER_BRANCHES 1
+
+/* Collective over a group that is one warp (GCVM_WARP_SIZE threads): returns the
+ * exclusive prefix sum of `x` over the group's threads and sets `*total` to the sum.
+ * Warp shuffles here; `scratch` (2 * GCVM_WARP_SIZE words of work-group memory) is
+ * for the other dialect. */
+GCVM_DEVICE gcvm_u32 gcvm_warp_group_scan(gcvm_u32 x, gcvm_u32* scratch, gcvm_u32* total) {
+  (void)scratch;
+  const gcvm_u32 lane = threadIdx.x % GCVM_WARP_SIZE;
+  gcvm_u32 sum = x;
+  for (gcvm_u32 offset = 1u; offset < GCVM_WARP_SIZE; offset <<= 1) {
+    const gcvm_u32 below = __shfl_up_sync(0xFFFFFFFFu, sum, offset);
+    if (lane >= offset) sum += below;
+  }
+  *total = __shfl_sync(0xFFFFFFFFu, sum, GCVM_WARP_SIZE - 1);
+  return sum - x;
+}
 
 #elif defined(__OPENCL_VERSION__)
 
@@ -70,6 +89,28 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_ATOMIC_CAS64(p, expected, desired) atom_cmpxchg((p), (expected), (desired))
 #define GCVM_VOLATILE_LOAD64(p) (*(volatile GCVM_GLOBAL gcvm_u64*)(p))
 #define GCVM_BACKOFF(ns) ((void)(ns))
+/* PoCL's work-group compiler mishandles barriers under branches, even uniform ones. */
+#define GCVM_UNIFORM_BARRIER_BRANCHES 0
+
+/* The same collective through work-group memory (`scratch`: 2 * GCVM_WARP_SIZE words),
+ * one barrier per doubling step. */
+GCVM_DEVICE gcvm_u32 gcvm_warp_group_scan(gcvm_u32 x, __local gcvm_u32* scratch, gcvm_u32* total) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  gcvm_u32 in = 0u;
+  scratch[lid] = x;
+  GCVM_WARP_GROUP_BARRIER();
+  for (gcvm_u32 offset = 1u; offset < GCVM_WARP_SIZE; offset <<= 1) {
+    gcvm_u32 sum = scratch[in * GCVM_WARP_SIZE + lid];
+    if (lid >= offset) sum += scratch[in * GCVM_WARP_SIZE + lid - offset];
+    scratch[(in ^ 1u) * GCVM_WARP_SIZE + lid] = sum;
+    in ^= 1u;
+    GCVM_WARP_GROUP_BARRIER();
+  }
+  *total = scratch[in * GCVM_WARP_SIZE + GCVM_WARP_SIZE - 1u];
+  const gcvm_u32 inclusive = scratch[in * GCVM_WARP_SIZE + lid];
+  GCVM_WARP_GROUP_BARRIER(); /* scratch may be reused */
+  return inclusive - x;
+}
 
 #else
 #error "portable.h is device code: compile it with nvcc or an OpenCL compiler"

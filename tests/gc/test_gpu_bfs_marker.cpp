@@ -25,7 +25,7 @@ GcOptions options_of(std::initializer_list<const char*> texts) {
 
 /// Every combination of the paper's switches (offsets x vector x wide x fallback) in
 /// levels mode, and async mode with its fallback off, on, and so eager that the CPU
-/// takes over almost at once.
+/// takes over almost at once, with checked and direct claims.
 std::vector<GcOptions> option_matrix() {
   std::vector<GcOptions> matrix;
   for (const char* offsets : {"offsets=histogram", "offsets=prefix"})
@@ -35,6 +35,8 @@ std::vector<GcOptions> option_matrix() {
           matrix.push_back(options_of({"queue=levels", offsets, vector, wide, fallback}));
   for (const char* fallback : {"fallback=off", "fallback=20:64", "fallback=1000:1", "fallback=3:2"})
     matrix.push_back(options_of({"queue=async", fallback}));
+  matrix.push_back(options_of({"queue=async", "claim=direct"}));
+  matrix.push_back(options_of({"queue=async", "claim=direct", "fallback=3:2"}));
   matrix.push_back(options_of({"queue=auto"}));
   matrix.push_back(options_of({"sms=1"}));
   matrix.push_back(options_of({"queue=levels", "sms=1"}));
@@ -203,7 +205,8 @@ TEST_CASE("gpu-bfs splits huge objects into chunks that every group takes, in bo
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
     for (const GcOptions& options :
-         {options_of({"queue=async"}), options_of({"queue=async", "fallback=3:2"}), options_of({"queue=levels"}),
+         {options_of({"queue=async"}), options_of({"queue=async", "fallback=3:2"}),
+          options_of({"queue=async", "claim=direct"}), options_of({"queue=levels"}),
           options_of({"queue=levels", "wide=off", "vector=off"}), options_of({"queue=levels", "fallback=5:3"})}) {
       INFO("options: ", describe(options));
       GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options, device));
