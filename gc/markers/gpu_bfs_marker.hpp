@@ -36,8 +36,11 @@
 //                              static root split; one kernel, no CPU fallback; it
 //                              takes no queue= and walks huge objects in the lane)
 //   levels-per-check=auto|<n>  levels enqueued between host checks (levels mode)
+//   refresh=on|off             the mirror refreshed between pauses (DeviceSession)
+//   claim=checked|direct       async mode: read the mark word before the claim's
+//                              atomic, or take the atomic at once
 // Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
-// (levels), all SMs. Objects of more than GCVM_CHUNK_SPLIT references are always
+// (levels), all SMs, refresh on, checked claims. Objects of more than GCVM_CHUNK_SPLIT references are always
 // split into chunks that every group takes (kernels/common/bfs_mark.h).
 //
 // With --device=auto and no usable GPU, or on a device error, the marker says so once
