@@ -40,8 +40,9 @@
 //   claim=checked|direct       async mode: read the mark word before the claim's
 //                              atomic, or take the atomic at once
 // Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
-// (levels), all SMs, refresh on, checked claims. Objects of more than GCVM_CHUNK_SPLIT references are always
-// split into chunks that every group takes (kernels/common/bfs_mark.h).
+// (levels), all SMs, refresh on, checked claims. Objects of more than
+// GCVM_CHUNK_SPLIT references are always split into chunks that every group takes
+// (kernels/common/bfs_mark.h).
 //
 // With --device=auto and no usable GPU, or on a device error, the marker says so once
 // on stderr and marks with the serial CPU marker from then on. With a named device,

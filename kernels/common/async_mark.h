@@ -210,12 +210,11 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
       const gcvm_u32 t = live ? target[j] : 0u;
       target_degree[j] = live ? degree[t] : 0u;
       target_first[j] = live ? begin[t] : 0u;
-      clear[j] = live && checked ? (marks[t >> 5] & (1u << (t & 31u))) == 0u : (gcvm_u32)live;
+      clear[j] = live && checked ? !gcvm_marked(marks, t) : (gcvm_u32)live;
     }
     for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
-      const gcvm_u32 t = target[j];
-      if (t != GCVM_NULL_REF) ++*traversed;
-      if (clear[j] != 0u) clear[j] = (GCVM_ATOMIC_OR(marks + (t >> 5), 1u << (t & 31u)) & (1u << (t & 31u))) == 0u;
+      if (target[j] != GCVM_NULL_REF) ++*traversed;
+      if (clear[j] != 0u) clear[j] = (gcvm_u32)gcvm_claim_atomic(marks, target[j]);
     }
     for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
       if (clear[j] == 0u) continue;

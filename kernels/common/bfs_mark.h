@@ -41,6 +41,7 @@
 #ifndef GCVM_KERNELS_BFS_MARK_H
 #define GCVM_KERNELS_BFS_MARK_H
 
+#include "mark_bits.h"
 #include "mark_layout.h"
 #include "portable.h"
 
@@ -117,12 +118,9 @@ GCVM_DEVICE void gcvm_out_store(struct gcvm_out out, gcvm_u32 index, gcvm_u32 va
   if (slot != 0) *slot = value;
 }
 
-/* 1 if this call flipped target's mark bit from 0 to 1. */
+/* 1 if this call flipped target's mark bit from 0 to 1; no atomic when it reads as set. */
 GCVM_DEVICE int gcvm_claim(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) {
-  GCVM_GLOBAL gcvm_u32* word = marks + (target >> 5);
-  const gcvm_u32 bit = 1u << (target & 31u);
-  if (*word & bit) return 0;
-  return (GCVM_ATOMIC_OR(word, bit) & bit) == 0u;
+  return !gcvm_marked(marks, target) && gcvm_claim_atomic(marks, target);
 }
 
 /* One thread: puts the chunks of huge object v (`refs` references) on the chunk

@@ -71,6 +71,7 @@
 #ifndef GCVM_KERNELS_DFS_MARK_H
 #define GCVM_KERNELS_DFS_MARK_H
 
+#include "mark_bits.h"
 #include "mark_layout.h"
 #include "portable.h"
 
@@ -98,12 +99,11 @@ struct gcvm_dfs_stack {
   gcvm_u32 cap;
 };
 
-/* 1 if this call flipped target's mark bit from 0 to 1. */
+/* 1 if this call flipped target's mark bit from 0 to 1; with GCVM_DFS_CHECKED, no
+ * atomic when the bit reads as set. */
 GCVM_DEVICE int gcvm_dfs_claim(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target, gcvm_u32 flags) {
-  GCVM_GLOBAL gcvm_u32* word = marks + (target >> 5);
-  const gcvm_u32 bit = 1u << (target & 31u);
-  if ((flags & GCVM_DFS_CHECKED) != 0u && (*word & bit) != 0u) return 0;
-  return (GCVM_ATOMIC_OR(word, bit) & bit) == 0u;
+  if ((flags & GCVM_DFS_CHECKED) != 0u && gcvm_marked(marks, target)) return 0;
+  return gcvm_claim_atomic(marks, target);
 }
 
 /* Alg. 1 on the linked part: v goes on top of the chain whose top is *top. */

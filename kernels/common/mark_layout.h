@@ -90,7 +90,9 @@
  * costs one step's latency, not four. */
 #define GCVM_ASYNC_STEP_REFS 4
 /* A ring entry's degree when its row (first edge, degree) was not loaded with its
- * claim (objects taken from the global queue); no object has this many references. */
+ * claim (objects taken from the global queue): the scan loads it. An object with
+ * exactly this many references (an array of Heap::kMaxArrayLength) has its row
+ * loaded again, which gives the same row. */
 #define GCVM_ASYNC_ROW_UNKNOWN 0xFFFFFFFFu
 #define GCVM_ASYNC_POLL 4u
 #define GCVM_ASYNC_BACKOFF_NS 4096u

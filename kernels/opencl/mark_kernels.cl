@@ -1,7 +1,8 @@
 /* OpenCL entry points of the mark kernels: each is a thin wrapper that declares the
  * work-group memory and calls the shared algorithm (kernels/common/bfs_mark.h).
- * The build embeds mark_layout.h, portable.h and bfs_mark.h ahead of this file
- * (cmake/EmbedOpenCl.cmake), so the program is compiled from one string. */
+ * The build embeds the common headers (mark_layout.h, portable.h, mark_bits.h, ...)
+ * ahead of this file (cmake/EmbedOpenCl.cmake), so the program is compiled from one
+ * string. */
 #include "bfs_mark.h"
 #include "memory_ops.h"
 
