@@ -74,18 +74,25 @@
  * here.
  *
  * What a round costs. A hop along a chain is one round, and what bounds a deep heap's
- * mark is the round's latency, so a round is kept short: the degree scan is a warp
- * shuffle scan on CUDA, a spill or a ticket refresh with nothing to do skips its
- * barriers (GCVM_UNIFORM_BARRIER_BRANCHES: every thread computed the same condition),
- * a publish waits for one atomic (the pending count's add is in flight with the
- * reservation, and one fence after both orders it before the slots are written), and
- * each thread has GCVM_ASYNC_STEP_REFS references in flight per step, with the rows of
- * the objects it claims loaded with the claims (gcvm_async_scan).
+ * mark is the round's latency, so a round is kept short. The group's own state (its
+ * ring positions, the shared words it last saw, its counters: gcvm_async_group) lives
+ * in registers, alike in every thread, each thread computing it from the same inputs;
+ * what one thread loads or reserves reaches the others through a collective
+ * (portable.h: a shuffle, a vote or a scan, warp instructions on CUDA), so a round
+ * touches work-group memory only for the ring and the scan's prefixes, and has two
+ * barriers when nothing moves between groups. A spill, a ticket refresh or a pending
+ * count's settle with nothing to do skips its collectives where the device allows
+ * (GCVM_UNIFORM_BARRIER_BRANCHES: every thread computed the same condition); a
+ * publish waits for one atomic (the pending count's add is in flight with the
+ * reservation, and one fence after both orders it before the slots are written); each
+ * thread has GCVM_ASYNC_STEP_REFS references in flight per step, with the rows of the
+ * objects it claims loaded with the claims (gcvm_async_scan).
  *
- * PoCL: every barrier is reached by all threads of a group (no barrier under a branch,
- * even a uniform one: GCVM_UNIFORM_BARRIER_BRANCHES is 0 there), and loops with
- * barriers nest at most two deep (the round loop, and the scan's and steps' loops
- * inside it): PoCL's work-group compiler takes minutes over deeper nests.
+ * PoCL: every barrier and collective is reached by all threads of a group (none under
+ * a branch, even a uniform one: GCVM_UNIFORM_BARRIER_BRANCHES is 0 there), and loops
+ * with barriers nest at most two deep (the round loop, and the steps' loop inside it;
+ * the collectives called in the steps have no loop around their barriers): PoCL's
+ * work-group compiler takes minutes over deeper nests.
  */
 #ifndef GCVM_KERNELS_ASYNC_MARK_H
 #define GCVM_KERNELS_ASYNC_MARK_H
@@ -106,48 +113,53 @@ struct gcvm_async_shared {
   gcvm_u64 first[GCVM_ASYNC_GROUP_SIZE];      /* first edge of each thread's object */
   gcvm_u32 ring[GCVM_ASYNC_RING];             /* discovered, not scanned: [bottom, top) */
   gcvm_u32 ring_degree[GCVM_ASYNC_RING];      /* degree of ring[i], or GCVM_ASYNC_ROW_UNKNOWN */
-  gcvm_u32 sums[2 * GCVM_ASYNC_GROUP_SIZE];   /* the degree scan's work-group memory (portable.h) */
   gcvm_u32 base[GCVM_ASYNC_GROUP_SIZE];       /* exclusive prefix sum of the degrees */
-  gcvm_u64 chunk_item;                        /* the chunk this round walks, or GCVM_CHUNK_NONE */
-  gcvm_u32 bottom, top;                       /* ring positions, modulo 2^32 */
-  gcvm_u32 take_from, taken;                  /* this round's objects: ring[take_from, + taken) */
-  gcvm_u32 found;                             /* objects found in ticket slots this round */
-  gcvm_u32 open_slots;                        /* ticket slots not yet taken */
-  gcvm_u32 ticket;                            /* the first queue slot of this group's tickets */
-  gcvm_u32 spill_base, spill_from;
-  gcvm_u32 busy;                              /* 1 while the group counts itself in PENDING */
+  gcvm_u32 scratch[2 * GCVM_ASYNC_GROUP_SIZE]; /* the collectives' work-group memory (portable.h) */
+};
+
+/* A group's own state. Every thread of the group holds the same values: each computes
+ * them from the same inputs, and a value one thread loaded reaches the others by a
+ * collective before it enters here. */
+struct gcvm_async_group {
+  gcvm_u32 bottom, top;                        /* ring positions, modulo 2^32 */
+  gcvm_u32 busy;                               /* 1 while the group counts itself in PENDING */
   gcvm_u32 pending_seen, stop_seen, idle_seen; /* the shared words at the last poll */
   gcvm_u32 chunks_seen;                        /* the last poll saw chunks not taken */
-  gcvm_u32 exit_flag, refresh;
   gcvm_u32 narrow_rounds, idle_rounds, rounds;
   gcvm_u32 last_poll; /* the round of the last poll */
-  gcvm_u32 published, claimed, traversed, chunks;
+  gcvm_u32 published, chunks;
 };
+
+/* Collective: `x` of thread `from`, 64 bits. */
+GCVM_DEVICE gcvm_u64 gcvm_async_shuffle64(gcvm_u64 x, gcvm_u32 from, GCVM_LOCAL gcvm_u32* scratch) {
+  const gcvm_u32 low = gcvm_warp_group_shuffle((gcvm_u32)x, from, scratch);
+  const gcvm_u32 high = gcvm_warp_group_shuffle((gcvm_u32)(x >> 32), from, scratch);
+  return ((gcvm_u64)high << 32) | low;
+}
 
 /* Collective: when more than `limit` objects are in the ring, publishes the oldest of
  * them, all but `keep` (keep <= limit), to the queue with one reservation. */
-GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM_GLOBAL gcvm_u32* queue,
-                                  GCVM_GLOBAL gcvm_u32* state, gcvm_u32 limit, gcvm_u32 keep) {
+GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, struct gcvm_async_group* g,
+                                  GCVM_GLOBAL gcvm_u32* queue, GCVM_GLOBAL gcvm_u32* state, gcvm_u32 limit,
+                                  gcvm_u32 keep) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
-  GCVM_ASYNC_BARRIER();
-  const gcvm_u32 count = sh->top - sh->bottom;
+  const gcvm_u32 count = g->top - g->bottom;
   const gcvm_u32 n = count > limit ? count - keep : 0u;
   /* Every thread computed the same n. */
   if (GCVM_UNIFORM_BARRIER_BRANCHES && n == 0u) return;
-  GCVM_ASYNC_BARRIER(); /* every thread has read bottom */
+  gcvm_u32 at = 0u;
   if (lid == 0u && n != 0u) {
-    sh->spill_from = sh->bottom;
     GCVM_ATOMIC_ADD(state + GCVM_STATE_PENDING, n);
-    sh->spill_base = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_TAIL, n);
+    at = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_TAIL, n);
     GCVM_GLOBAL_FENCE(); /* counted before any consumer can see the slots (written below) */
-    sh->bottom += n;
-    sh->published += n;
   }
-  GCVM_ASYNC_BARRIER();
-  const gcvm_u32 at = sh->spill_base;
-  const gcvm_u32 from = sh->spill_from;
-  for (gcvm_u32 i = lid; i < n; i += GCVM_ASYNC_GROUP_SIZE) queue[at + i] = sh->ring[(from + i) & GCVM_ASYNC_RING_MASK];
-  GCVM_ASYNC_BARRIER();
+  at = gcvm_warp_group_shuffle(at, 0u, sh->scratch);
+  GCVM_ASYNC_BARRIER(); /* every thread's pushes are written */
+  for (gcvm_u32 i = lid; i < n; i += GCVM_ASYNC_GROUP_SIZE)
+    queue[at + i] = sh->ring[(g->bottom + i) & GCVM_ASYNC_RING_MASK];
+  GCVM_ASYNC_BARRIER(); /* read before any thread pushes over them */
+  g->bottom += n;
+  g->published += n;
 }
 
 /* Collective: visits the references of this thread's object `v` (GCVM_NULL_REF: none;
@@ -164,13 +176,15 @@ GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM_
  * mark's read, the claim); a row loaded for a target another group claimed is wasted
  * bandwidth, which a deep heap's mark has to spare. With `checked` a claim reads the
  * mark word first and takes the atomic only when the bit is clear (levels mode's
- * claim: no atomic on objects already marked, one more round trip on a new one). */
+ * claim: no atomic on objects already marked, one more round trip on a new one). A
+ * step's claims go on the ring in one vote: each thread's place is the number of
+ * claims of the threads below it. */
 GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                  const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                  GCVM_GLOBAL gcvm_u32* queue, GCVM_GLOBAL gcvm_u32* state,
-                                 struct gcvm_chunk_queue chunks, GCVM_LOCAL struct gcvm_async_shared* sh, gcvm_u32 v,
-                                 gcvm_u32 row_degree, gcvm_u64 row_first, gcvm_u64 item, int checked,
-                                 gcvm_u32* traversed, gcvm_u32* claimed) {
+                                 struct gcvm_chunk_queue chunks, GCVM_LOCAL struct gcvm_async_shared* sh,
+                                 struct gcvm_async_group* g, gcvm_u32 v, gcvm_u32 row_degree, gcvm_u64 row_first,
+                                 gcvm_u64 item, int checked, gcvm_u32* traversed, gcvm_u32* claimed) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   gcvm_u32 refs = 0u;
   gcvm_u64 first = 0u;
@@ -186,11 +200,11 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
   gcvm_u64 chunk_end = 0u;
   if (item != GCVM_CHUNK_NONE) gcvm_chunk_edges(begin, degree, item, &chunk_from, &chunk_end);
   gcvm_u32 objects_total = 0u;
-  sh->base[lid] = gcvm_warp_group_scan(refs, sh->sums, &objects_total);
+  sh->base[lid] = gcvm_warp_group_scan(refs, sh->scratch, &objects_total);
   sh->first[lid] = first;
   const gcvm_u32 total = objects_total + (gcvm_u32)(chunk_end - chunk_from);
+  GCVM_ASYNC_BARRIER(); /* the prefixes are written */
   for (gcvm_u32 step = 0u; step < total; step += GCVM_ASYNC_STEP) {
-    GCVM_ASYNC_BARRIER(); /* the prefixes are written; the last step's spill is done */
     gcvm_u32 target[GCVM_ASYNC_STEP_REFS];
     for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
       const gcvm_u32 e = step + j * GCVM_ASYNC_GROUP_SIZE + lid;
@@ -212,19 +226,23 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
       target_first[j] = live ? begin[t] : 0u;
       clear[j] = live && checked ? !gcvm_marked(marks, t) : (gcvm_u32)live;
     }
+    gcvm_u32 won = 0u;
     for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
       if (target[j] != GCVM_NULL_REF) ++*traversed;
-      if (clear[j] != 0u) clear[j] = (gcvm_u32)gcvm_claim_atomic(marks, target[j]);
+      if (clear[j] != 0u && gcvm_claim_atomic(marks, target[j])) won |= 1u << j;
     }
+    gcvm_u32 pushed = 0u;
+    gcvm_u32 at = g->top + gcvm_warp_group_rank(won, GCVM_ASYNC_STEP_REFS, sh->scratch, &pushed);
     for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
-      if (clear[j] == 0u) continue;
+      if ((won & (1u << j)) == 0u) continue;
       ++*claimed;
-      const gcvm_u32 at = GCVM_ATOMIC_ADD(&sh->top, 1u) & GCVM_ASYNC_RING_MASK;
-      sh->ring[at] = target[j];
-      sh->ring_degree[at] = target_degree[j];
-      sh->ring_first[at] = target_first[j];
+      const gcvm_u32 slot = at++ & GCVM_ASYNC_RING_MASK;
+      sh->ring[slot] = target[j];
+      sh->ring_degree[slot] = target_degree[j];
+      sh->ring_first[slot] = target_first[j];
     }
-    gcvm_async_spill(sh, queue, state, GCVM_ASYNC_RING_LIMIT, GCVM_ASYNC_RING / 2u);
+    g->top += pushed;
+    gcvm_async_spill(sh, g, queue, state, GCVM_ASYNC_RING_LIMIT, GCVM_ASYNC_RING / 2u);
   }
 }
 
@@ -238,46 +256,65 @@ GCVM_DEVICE void gcvm_bfs_async_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32
                    (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE, marks, sh, out);
 }
 
-/* Thread 0, at the end of a round: settles PENDING and the idle count, runs the
- * narrow-tail test, and decides whether the group leaves. */
-GCVM_DEVICE void gcvm_async_settle(GCVM_LOCAL struct gcvm_async_shared* sh, GCVM_GLOBAL gcvm_u32* state,
-                                   int chunk_done, int polled, gcvm_u32 flags, gcvm_u32 threshold,
-                                   gcvm_u32 narrow_rounds) {
-  const gcvm_u32 busy_before = sh->busy;
-  const gcvm_u32 busy_now = sh->top != sh->bottom ? 1u : 0u;
-  const gcvm_u32 delta = busy_now - busy_before - sh->found - (chunk_done ? 1u : 0u); /* modulo 2^32 */
-  gcvm_u32 pending = sh->pending_seen;
-  if (delta != 0u) pending = GCVM_ATOMIC_ADD(state + GCVM_STATE_PENDING, delta) + delta;
-  if (busy_now != busy_before) GCVM_ATOMIC_ADD(state + GCVM_STATE_IDLE, busy_now != 0u ? 0xFFFFFFFFu : 1u);
-  sh->busy = busy_now;
-  if (chunk_done) ++sh->chunks;
-  int leave = sh->stop_seen != 0u;
+/* Collective, at the end of a round that took `taken` objects from the ring and
+ * `found` from its ticket slots (and scanned a chunk if `chunk_done`): settles PENDING
+ * and the idle count, runs the narrow-tail test, and returns 1 if the group leaves. */
+GCVM_DEVICE int gcvm_async_settle(GCVM_LOCAL struct gcvm_async_shared* sh, struct gcvm_async_group* g,
+                                  GCVM_GLOBAL gcvm_u32* state, gcvm_u32 taken, gcvm_u32 found, int chunk_done,
+                                  int polled, gcvm_u32 flags, gcvm_u32 threshold, gcvm_u32 narrow_rounds) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  const gcvm_u32 busy_before = g->busy;
+  const gcvm_u32 busy_now = g->top != g->bottom ? 1u : 0u;
+  const gcvm_u32 delta = busy_now - busy_before - found - (chunk_done ? 1u : 0u); /* modulo 2^32 */
+  gcvm_u32 pending = g->pending_seen;
+  /* Every thread computed the same delta. */
+  if (!GCVM_UNIFORM_BARRIER_BRANCHES || delta != 0u) {
+    gcvm_u32 after = 0u;
+    if (lid == 0u && delta != 0u) after = GCVM_ATOMIC_ADD(state + GCVM_STATE_PENDING, delta) + delta;
+    after = gcvm_warp_group_shuffle(after, 0u, sh->scratch);
+    if (delta != 0u) pending = after;
+  }
+  if (lid == 0u && busy_now != busy_before)
+    GCVM_ATOMIC_ADD(state + GCVM_STATE_IDLE, busy_now != 0u ? 0xFFFFFFFFu : 1u);
+  g->busy = busy_now;
+  if (chunk_done) g->chunks += 1u;
+  int leave = g->stop_seen != 0u;
   if (!leave && busy_now == 0u) {
     leave = pending == 0u;
-    sh->idle_rounds += 1u;
+    g->idle_rounds += 1u;
     if (!leave) {
-      const gcvm_u32 pause = 32u << (sh->idle_rounds < 7u ? sh->idle_rounds : 7u);
+      const gcvm_u32 pause = 32u << (g->idle_rounds < 7u ? g->idle_rounds : 7u);
       GCVM_BACKOFF(pause < GCVM_ASYNC_BACKOFF_NS ? pause : GCVM_ASYNC_BACKOFF_NS);
     }
   } else {
-    sh->idle_rounds = 0u;
+    g->idle_rounds = 0u;
   }
-  if (!leave && polled && sh->taken != 0u && (flags & GCVM_BFS_FALLBACK) != 0u) {
+  if (!leave && polled && taken != 0u && (flags & GCVM_BFS_FALLBACK) != 0u) {
     /* The rounds since the last poll count as narrow rounds with work too. */
-    const gcvm_u32 rounds_since = sh->rounds - sh->last_poll;
-    sh->narrow_rounds = sh->pending_seen < threshold ? sh->narrow_rounds + rounds_since : 0u;
-    if (sh->narrow_rounds >= narrow_rounds) state[GCVM_STATE_STOP] = 1u;
+    const gcvm_u32 rounds_since = g->rounds - g->last_poll;
+    g->narrow_rounds = g->pending_seen < threshold ? g->narrow_rounds + rounds_since : 0u;
+    if (lid == 0u && g->narrow_rounds >= narrow_rounds) state[GCVM_STATE_STOP] = 1u;
   }
-  if (polled) sh->last_poll = sh->rounds;
-  sh->exit_flag = (gcvm_u32)leave;
-  sh->refresh = sh->open_slots == 0u ? 1u : 0u;
-  sh->rounds += 1u;
+  if (polled) g->last_poll = g->rounds;
+  g->rounds += 1u;
+  return leave;
+}
+
+/* The shared word that thread `lid` (< GCVM_ASYNC_POLL_WORDS) loads at a poll. */
+#define GCVM_ASYNC_POLL_WORDS 5u
+GCVM_DEVICE gcvm_u32 gcvm_async_poll_word(gcvm_u32 lid) {
+  return lid == 0u   ? GCVM_STATE_PENDING
+         : lid == 1u ? GCVM_STATE_STOP
+         : lid == 2u ? GCVM_STATE_IDLE
+         : lid == 3u ? GCVM_STATE_CHUNK_HEAD
+                     : GCVM_STATE_CHUNK_TAIL;
 }
 
 /* The async mark: one launch of GCVM_ASYNC_GROUP_SIZE-thread groups, every group
  * running until no work is pending (or STOP). The loads of a round that do not feed
- * its scan (this thread's ticket slot, and at a poll the shared words) are issued at
- * its start and used at its end, so that their latency hides behind the scan's. */
+ * its scan (this thread's ticket slot, and at a poll the shared words, one word a
+ * thread) are issued at its start and used at its end, so that their latency hides
+ * behind the scan's. */
 GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                 GCVM_GLOBAL gcvm_u32* queue, gcvm_u32 capacity, GCVM_GLOBAL gcvm_u64* chunk_items,
@@ -285,115 +322,116 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
                                 gcvm_u32 fallback_threshold, gcvm_u32 narrow_rounds,
                                 GCVM_LOCAL struct gcvm_async_shared* sh) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
+  struct gcvm_async_group g;
+  g.bottom = 0u;
+  g.top = 0u;
+  g.busy = 0u;
+  g.pending_seen = 1u;
+  g.stop_seen = 0u;
+  g.idle_seen = 0u;
+  g.chunks_seen = 0u;
+  g.narrow_rounds = 0u;
+  g.idle_rounds = 0u;
+  g.rounds = 0u;
+  g.last_poll = 0xFFFFFFFFu; /* round 0's poll follows one round */
+  g.published = 0u;
+  g.chunks = 0u;
+  gcvm_u32 ticket = 0u;
   if (lid == 0u) {
-    sh->bottom = 0u;
-    sh->top = 0u;
-    sh->busy = 0u;
-    sh->pending_seen = 1u;
-    sh->stop_seen = 0u;
-    sh->idle_seen = 0u;
-    sh->chunks_seen = 0u;
-    sh->narrow_rounds = 0u;
-    sh->idle_rounds = 0u;
-    sh->rounds = 0u;
-    sh->last_poll = 0xFFFFFFFFu; /* round 0's poll follows one round */
-    sh->published = 0u;
-    sh->claimed = 0u;
-    sh->traversed = 0u;
-    sh->chunks = 0u;
     GCVM_ATOMIC_ADD(state + GCVM_STATE_IDLE, 1u);
-    sh->ticket = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE);
+    ticket = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE);
   }
-  GCVM_ASYNC_BARRIER();
+  ticket = gcvm_warp_group_shuffle(ticket, 0u, sh->scratch);
   const struct gcvm_chunk_queue chunks = {chunk_items, state, state + GCVM_STATE_PENDING, chunk_capacity};
-  gcvm_u32 slot = sh->ticket + lid;
-  int waiting = sh->ticket < capacity && slot < capacity;
+  const int checked = (flags & GCVM_BFS_CHECKED_CLAIM) != 0u;
+  const gcvm_u32 poll_word = gcvm_async_poll_word(lid);
+  gcvm_u32 slot = ticket + lid;
+  int waiting = ticket < capacity && slot < capacity;
   gcvm_u32 traversed = 0u;
   gcvm_u32 claimed = 0u;
   for (;;) {
     const gcvm_u32 found = waiting ? GCVM_VOLATILE_LOAD(queue + slot) : GCVM_NULL_REF;
-    const int poll = sh->rounds % GCVM_ASYNC_POLL == 0u;
-    gcvm_u32 seen_pending = 0u, seen_stop = 0u, seen_idle = 0u, seen_chunk_head = 0u, seen_chunk_tail = 0u;
-    if (lid == 0u) {
-      if (poll) {
-        seen_pending = GCVM_VOLATILE_LOAD(state + GCVM_STATE_PENDING);
-        seen_stop = GCVM_VOLATILE_LOAD(state + GCVM_STATE_STOP);
-        seen_idle = GCVM_VOLATILE_LOAD(state + GCVM_STATE_IDLE);
-        seen_chunk_head = GCVM_VOLATILE_LOAD(state + GCVM_STATE_CHUNK_HEAD);
-        seen_chunk_tail = GCVM_VOLATILE_LOAD(state + GCVM_STATE_CHUNK_TAIL);
-      }
-      /* The newest GROUP_SIZE objects of the ring; a chunk when fewer than half of the
-       * threads have one and chunks were seen (a group without work always looks). */
-      const gcvm_u32 count = sh->top - sh->bottom;
-      sh->taken = count < GCVM_ASYNC_GROUP_SIZE ? count : GCVM_ASYNC_GROUP_SIZE;
-      sh->take_from = sh->top - sh->taken;
-      sh->chunk_item = sh->taken < GCVM_ASYNC_GROUP_SIZE / 2u && ((sh->busy == 0u && poll) || sh->chunks_seen != 0u)
-                           ? gcvm_take_chunk(chunks)
-                           : GCVM_CHUNK_NONE;
-      sh->found = 0u;
-      sh->open_slots = 0u;
+    const int poll = g.rounds % GCVM_ASYNC_POLL == 0u;
+    const gcvm_u32 seen = poll && lid < GCVM_ASYNC_POLL_WORDS ? GCVM_VOLATILE_LOAD(state + poll_word) : 0u;
+    /* The newest GROUP_SIZE objects of the ring; a chunk when fewer than half of the
+     * threads have one and chunks were seen (a group without work always looks). */
+    const gcvm_u32 count = g.top - g.bottom;
+    const gcvm_u32 taken = count < GCVM_ASYNC_GROUP_SIZE ? count : GCVM_ASYNC_GROUP_SIZE;
+    const gcvm_u32 take_from = g.top - taken;
+    const int want_chunk = taken < GCVM_ASYNC_GROUP_SIZE / 2u && ((g.busy == 0u && poll) || g.chunks_seen != 0u);
+    gcvm_u64 item = GCVM_CHUNK_NONE;
+    if (!GCVM_UNIFORM_BARRIER_BRANCHES || want_chunk) {
+      if (lid == 0u && want_chunk) item = gcvm_take_chunk(chunks);
+      item = gcvm_async_shuffle64(item, 0u, sh->scratch);
     }
-    GCVM_ASYNC_BARRIER();
-    const gcvm_u32 at = (sh->take_from + lid) & GCVM_ASYNC_RING_MASK;
-    const int mine = lid < sh->taken;
+    const gcvm_u32 at = (take_from + lid) & GCVM_ASYNC_RING_MASK;
+    const int mine = lid < taken;
     const gcvm_u32 v = mine ? sh->ring[at] : GCVM_NULL_REF;
     const gcvm_u32 row_degree = mine ? sh->ring_degree[at] : GCVM_ASYNC_ROW_UNKNOWN;
     const gcvm_u64 row_first = mine ? sh->ring_first[at] : 0u;
-    const gcvm_u64 item = sh->chunk_item;
-    GCVM_ASYNC_BARRIER();
-    if (lid == 0u) sh->top = sh->take_from;
-    gcvm_async_scan(begin, degree, edges, marks, queue, state, chunks, sh, v, row_degree, row_first, item,
-                    (flags & GCVM_BFS_CHECKED_CLAIM) != 0u, &traversed, &claimed);
-    if (lid == 0u && poll) {
-      sh->pending_seen = seen_pending;
-      sh->stop_seen = seen_stop;
-      sh->idle_seen = seen_idle;
-      sh->chunks_seen = seen_chunk_tail > seen_chunk_head ? 1u : 0u;
+    g.top = take_from;
+    gcvm_async_scan(begin, degree, edges, marks, queue, state, chunks, sh, &g, v, row_degree, row_first, item,
+                    checked, &traversed, &claimed);
+    if (!GCVM_UNIFORM_BARRIER_BRANCHES || poll) {
+      const gcvm_u32 seen_pending = gcvm_warp_group_shuffle(seen, 0u, sh->scratch);
+      const gcvm_u32 seen_stop = gcvm_warp_group_shuffle(seen, 1u, sh->scratch);
+      const gcvm_u32 seen_idle = gcvm_warp_group_shuffle(seen, 2u, sh->scratch);
+      const gcvm_u32 seen_chunk_head = gcvm_warp_group_shuffle(seen, 3u, sh->scratch);
+      const gcvm_u32 seen_chunk_tail = gcvm_warp_group_shuffle(seen, 4u, sh->scratch);
+      if (poll) {
+        g.pending_seen = seen_pending;
+        g.stop_seen = seen_stop;
+        g.idle_seen = seen_idle;
+        g.chunks_seen = seen_chunk_tail > seen_chunk_head ? 1u : 0u;
+      }
     }
-    GCVM_ASYNC_BARRIER();
     /* Objects found in ticket slots go on top of the ring, for the next round; on STOP
      * they stay in their slots, for the host. */
-    const int stop = sh->stop_seen != 0u;
-    const int share = sh->idle_seen != 0u;
-    if (found != GCVM_NULL_REF && !stop) {
-      queue[slot] = GCVM_SLOT_TAKEN;
-      const gcvm_u32 at_found = (sh->top + GCVM_ATOMIC_ADD(&sh->found, 1u)) & GCVM_ASYNC_RING_MASK;
-      sh->ring[at_found] = found;
-      sh->ring_degree[at_found] = GCVM_ASYNC_ROW_UNKNOWN;
+    const int stop = g.stop_seen != 0u;
+    const int share = g.idle_seen != 0u;
+    const int take = found != GCVM_NULL_REF && !stop;
+    if (take) queue[slot] = GCVM_SLOT_TAKEN;
+    gcvm_u32 found_count = 0u;
+    const gcvm_u32 found_at = g.top + gcvm_warp_group_rank((gcvm_u32)take, 1u, sh->scratch, &found_count);
+    if (take) {
+      sh->ring[found_at & GCVM_ASYNC_RING_MASK] = found;
+      sh->ring_degree[found_at & GCVM_ASYNC_RING_MASK] = GCVM_ASYNC_ROW_UNKNOWN;
       waiting = 0;
     }
-    if (waiting) GCVM_ATOMIC_ADD(&sh->open_slots, 1u);
-    GCVM_ASYNC_BARRIER();
-    if (lid == 0u) sh->top += sh->found;
+    gcvm_u32 open_slots = 0u;
+    gcvm_warp_group_rank((gcvm_u32)waiting, 1u, sh->scratch, &open_slots);
+    g.top += found_count;
     /* Publish: everything on STOP; beyond one round's worth while groups are idle. */
-    gcvm_async_spill(sh, queue, state, stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING_LIMIT,
+    gcvm_async_spill(sh, &g, queue, state, stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING_LIMIT,
                      stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING / 2u);
-    if (lid == 0u)
-      gcvm_async_settle(sh, state, item != GCVM_CHUNK_NONE, poll, flags, fallback_threshold, narrow_rounds);
-    GCVM_ASYNC_BARRIER();
-    if (sh->exit_flag != 0u) break;
+    const int leave = gcvm_async_settle(sh, &g, state, taken, found_count, item != GCVM_CHUNK_NONE, poll, flags,
+                                        fallback_threshold, narrow_rounds);
+    GCVM_ASYNC_BARRIER(); /* this round's ring entries are written before the next round reads them */
+    if (leave) break;
     /* New tickets once every slot of the last ones is taken. */
-    const int refresh = sh->refresh != 0u;
-    if (GCVM_UNIFORM_BARRIER_BRANCHES && !refresh) continue;
-    if (lid == 0u && refresh)
-      sh->ticket = GCVM_VOLATILE_LOAD(state + GCVM_STATE_ASYNC_HEAD) < capacity
-                       ? GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE)
-                       : capacity;
-    GCVM_ASYNC_BARRIER();
-    if (refresh) {
-      slot = sh->ticket + lid;
-      waiting = sh->ticket < capacity && slot < capacity;
+    if (!GCVM_UNIFORM_BARRIER_BRANCHES || open_slots == 0u) {
+      gcvm_u32 next = 0u;
+      if (lid == 0u && open_slots == 0u)
+        next = GCVM_VOLATILE_LOAD(state + GCVM_STATE_ASYNC_HEAD) < capacity
+                   ? GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE)
+                   : capacity;
+      next = gcvm_warp_group_shuffle(next, 0u, sh->scratch);
+      if (open_slots == 0u) {
+        slot = next + lid;
+        waiting = next < capacity && slot < capacity;
+      }
     }
   }
-  if (traversed != 0u) GCVM_ATOMIC_ADD(&sh->traversed, traversed);
-  if (claimed != 0u) GCVM_ATOMIC_ADD(&sh->claimed, claimed);
-  GCVM_ASYNC_BARRIER();
+  gcvm_u32 group_traversed = 0u;
+  gcvm_u32 group_claimed = 0u;
+  gcvm_warp_group_scan(traversed, sh->scratch, &group_traversed);
+  gcvm_warp_group_scan(claimed, sh->scratch, &group_claimed);
   if (lid == 0u) {
-    if (sh->traversed != 0u)
-      GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_STATE_EDGES_LO), (gcvm_u64)sh->traversed);
-    if (sh->chunks != 0u) GCVM_ATOMIC_ADD(state + GCVM_STATE_CHUNKS_SCANNED, sh->chunks);
-    GCVM_ATOMIC_MAX(state + GCVM_STATE_ROUNDS, sh->rounds);
-    if (sh->claimed > sh->published) GCVM_ATOMIC_ADD(state + GCVM_STATE_KEPT, sh->claimed - sh->published);
+    if (group_traversed != 0u)
+      GCVM_ATOMIC_ADD64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_STATE_EDGES_LO), (gcvm_u64)group_traversed);
+    if (g.chunks != 0u) GCVM_ATOMIC_ADD(state + GCVM_STATE_CHUNKS_SCANNED, g.chunks);
+    GCVM_ATOMIC_MAX(state + GCVM_STATE_ROUNDS, g.rounds);
+    if (group_claimed > g.published) GCVM_ATOMIC_ADD(state + GCVM_STATE_KEPT, group_claimed - g.published);
   }
 }
 

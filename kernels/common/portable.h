@@ -61,6 +61,32 @@ GCVM_DEVICE gcvm_u32 gcvm_warp_group_scan(gcvm_u32 x, gcvm_u32* scratch, gcvm_u3
   return sum - x;
 }
 
+/* Collective over a one-warp group: `x` of thread `from` (which may differ between
+ * threads). A warp shuffle here; `scratch` (GCVM_WARP_SIZE words) is for the other
+ * dialect. */
+GCVM_DEVICE gcvm_u32 gcvm_warp_group_shuffle(gcvm_u32 x, gcvm_u32 from, gcvm_u32* scratch) {
+  (void)scratch;
+  return __shfl_sync(0xFFFFFFFFu, x, (int)from);
+}
+
+/* Collective over a one-warp group: each thread sets up to `bits` low bits of `mask`;
+ * returns how many bits the threads below this one set and sets `*total` to how many
+ * all of them set. Warp votes here; `scratch` (GCVM_WARP_SIZE words) is for the other
+ * dialect. */
+GCVM_DEVICE gcvm_u32 gcvm_warp_group_rank(gcvm_u32 mask, gcvm_u32 bits, gcvm_u32* scratch, gcvm_u32* total) {
+  (void)scratch;
+  const gcvm_u32 below = (1u << (threadIdx.x % GCVM_WARP_SIZE)) - 1u;
+  gcvm_u32 rank = 0u;
+  gcvm_u32 sum = 0u;
+  for (gcvm_u32 b = 0u; b < bits; ++b) {
+    const gcvm_u32 votes = __ballot_sync(0xFFFFFFFFu, (mask >> b) & 1u);
+    rank += (gcvm_u32)__popc(votes & below);
+    sum += (gcvm_u32)__popc(votes);
+  }
+  *total = sum;
+  return rank;
+}
+
 #elif defined(__OPENCL_VERSION__)
 
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
@@ -110,6 +136,33 @@ GCVM_DEVICE gcvm_u32 gcvm_warp_group_scan(gcvm_u32 x, __local gcvm_u32* scratch,
   const gcvm_u32 inclusive = scratch[in * GCVM_WARP_SIZE + lid];
   GCVM_WARP_GROUP_BARRIER(); /* scratch may be reused */
   return inclusive - x;
+}
+
+/* The same collectives through work-group memory, with no loop around a barrier (so
+ * that they may be called two loops deep: see async_mark.h on PoCL). */
+GCVM_DEVICE gcvm_u32 gcvm_warp_group_shuffle(gcvm_u32 x, gcvm_u32 from, __local gcvm_u32* scratch) {
+  scratch[GCVM_LOCAL_ID()] = x;
+  GCVM_WARP_GROUP_BARRIER();
+  const gcvm_u32 value = scratch[from];
+  GCVM_WARP_GROUP_BARRIER(); /* scratch may be reused */
+  return value;
+}
+
+GCVM_DEVICE gcvm_u32 gcvm_warp_group_rank(gcvm_u32 mask, gcvm_u32 bits, __local gcvm_u32* scratch,
+                                          gcvm_u32* total) {
+  const gcvm_u32 lid = GCVM_LOCAL_ID();
+  scratch[lid] = popcount(bits < 32u ? mask & ((1u << bits) - 1u) : mask);
+  GCVM_WARP_GROUP_BARRIER();
+  gcvm_u32 rank = 0u;
+  gcvm_u32 sum = 0u;
+  for (gcvm_u32 i = 0u; i < GCVM_WARP_SIZE; ++i) {
+    const gcvm_u32 count = scratch[i];
+    if (i < lid) rank += count;
+    sum += count;
+  }
+  GCVM_WARP_GROUP_BARRIER(); /* scratch may be reused */
+  *total = sum;
+  return rank;
 }
 
 #else
