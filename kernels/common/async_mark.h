@@ -226,10 +226,14 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
       target_first[j] = live ? begin[t] : 0u;
       clear[j] = live && checked ? !gcvm_marked(marks, t) : (gcvm_u32)live;
     }
+    /* Every atomic of the step is issued before any answer is used. */
+    gcvm_u32 word_before[GCVM_ASYNC_STEP_REFS];
+    for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j)
+      word_before[j] = clear[j] != 0u ? gcvm_claim_issue(marks, target[j]) : 0xFFFFFFFFu;
     gcvm_u32 won = 0u;
     for (gcvm_u32 j = 0u; j < GCVM_ASYNC_STEP_REFS; ++j) {
       if (target[j] != GCVM_NULL_REF) ++*traversed;
-      if (clear[j] != 0u && gcvm_claim_atomic(marks, target[j])) won |= 1u << j;
+      if (gcvm_claim_won(word_before[j], target[j])) won |= 1u << j;
     }
     gcvm_u32 pushed = 0u;
     gcvm_u32 at = g->top + gcvm_warp_group_rank(won, GCVM_ASYNC_STEP_REFS, sh->scratch, &pushed);

@@ -14,10 +14,20 @@ GCVM_DEVICE int gcvm_marked(const GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) 
   return (marks[target >> 5] & (1u << (target & 31u))) != 0u;
 }
 
+/* A claim in two halves, so that a thread can issue several atomics before it waits
+ * for any: gcvm_claim_issue ORs target's bit into its word and returns the word as it
+ * was; gcvm_claim_won says from that word whether this claim flipped the bit. */
+GCVM_DEVICE gcvm_u32 gcvm_claim_issue(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) {
+  return GCVM_ATOMIC_OR(marks + (target >> 5), 1u << (target & 31u));
+}
+
+GCVM_DEVICE int gcvm_claim_won(gcvm_u32 word_before, gcvm_u32 target) {
+  return (word_before & (1u << (target & 31u))) == 0u;
+}
+
 /* 1 if this call's atomic flipped target's mark bit from 0 to 1. */
 GCVM_DEVICE int gcvm_claim_atomic(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) {
-  const gcvm_u32 bit = 1u << (target & 31u);
-  return (GCVM_ATOMIC_OR(marks + (target >> 5), bit) & bit) == 0u;
+  return gcvm_claim_won(gcvm_claim_issue(marks, target), target);
 }
 
 #endif
