@@ -14,7 +14,7 @@
 //     shallow heaps (R-MAT: 5.5 against 20.5 ms on rmat:24, H100);
 //   queue=auto (the default): levels for the first collection and every 16th, which
 //     count the heap's BFS levels; async for the others while the last count was
-//     above 64 (a deep heap), levels otherwise;
+//     above 32 (a deep heap), levels otherwise;
 // → (fallback) download what is left (a short level queue, or the async queue's
 // untaken slots, and unscanned chunks of huge objects) and finish on the CPU →
 // download the mark bitmap.
@@ -121,9 +121,10 @@ class GpuBfsMarker final : public Marker {
   bool use_async();
 
   /// queue=auto: a levels collection every this many, and async in between when it
-  /// ran more than kAutoDeepLevels levels.
+  /// ran more than kAutoDeepLevels levels (on the H200, GCBench's 17 levels mark
+  /// faster in levels mode, a real heap of 64 counted levels faster async).
   static constexpr std::uint64_t kAutoProbeEvery = 16;
-  static constexpr std::uint32_t kAutoDeepLevels = 64;
+  static constexpr std::uint32_t kAutoDeepLevels = 32;
 
   GpuBfsMarkerOptions options_;
   std::uint64_t collections_ = 0;
