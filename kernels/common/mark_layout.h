@@ -80,11 +80,14 @@
 #define GCVM_SLOT_TAKEN 0xFFFFFFFEu
 /* Async mode's work groups are one warp each, so that a round (one hop along a chain
  * of objects) costs warp barriers only; each keeps a ring of GCVM_ASYNC_RING objects
- * (a power of two) in work-group memory. A group looks at the shared words and the
- * chunk queue every GCVM_ASYNC_POLL rounds; a group without work backs off between
- * rounds for up to GCVM_ASYNC_BACKOFF_NS nanoseconds where the device can. */
+ * (a power of two) in work-group memory: 1,024, which halves the groups an SM holds
+ * against 512 (12 instead of 23 on the H200) but publishes a wide heap's work to the
+ * global queue less often (order-service's kernel 25% faster, deep heaps no slower).
+ * A group looks at the shared words and the chunk queue every GCVM_ASYNC_POLL rounds;
+ * a group without work backs off between rounds for up to GCVM_ASYNC_BACKOFF_NS
+ * nanoseconds where the device can. */
 #define GCVM_ASYNC_GROUP_SIZE 32
-#define GCVM_ASYNC_RING (16 * GCVM_ASYNC_GROUP_SIZE)
+#define GCVM_ASYNC_RING (32 * GCVM_ASYNC_GROUP_SIZE)
 /* References one thread of an async group has in flight in one step of a round: their
  * loads and claims are issued together, so a round over 32 objects of 4 references
  * costs one step's latency, not four. */
