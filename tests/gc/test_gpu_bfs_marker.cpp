@@ -12,6 +12,7 @@
 #include "gc/markers/serial_marker.hpp"
 #include "heap_fixtures.hpp"
 #include "heap_mutator.hpp"
+#include "kernels/common/mark_layout.h"
 
 using namespace gcvm;
 
@@ -236,13 +237,15 @@ TEST_CASE("gpu-bfs async: a group walks a chain from its own ring, and wide fron
     const MarkStats on_chain = async.mark(chain_request, marks);
     CHECK(on_chain.marked_objects == 3000);
     CHECK(on_chain.detail("kept_objects").value_or(-1) == 2999.0);
-    // One object with 1,000 references: its discoveries overflow the group's ring, so
-    // some of them pass through the queue.
-    auto wide = test::build("wide:1000");
+    // One object with 3,000 references (more than a ring holds, fewer than are split
+    // into chunks): its discoveries overflow the group's ring, so some of them pass
+    // through the queue.
+    static_assert(3000 > GCVM_ASYNC_RING && 3000 <= GCVM_CHUNK_SPLIT);
+    auto wide = test::build("wide:3000");
     const MarkRequest wide_request{wide.heap->graph(), wide.builder->roots(), wide.heap->blocks().high_water()};
     const MarkStats on_wide = async.mark(wide_request, marks);
-    CHECK(on_wide.marked_objects == 1001);
-    CHECK(on_wide.detail("kept_objects").value_or(-1) < 1000.0);
+    CHECK(on_wide.marked_objects == 3001);
+    CHECK(on_wide.detail("kept_objects").value_or(-1) < 3000.0);
     check_same_as_serial(wide_request, async);
   }
 }
