@@ -8,12 +8,12 @@
 // in parallel on the marker's thread pool, whose threads are still awake after the
 // mark, when the pool has two threads or more (a pool of one is the serial sweep plus
 // its task records and clocks) and the heap at least kParallelSweepMinBlocks blocks
-// (sweep.hpp); for
-// device markers (whose host threads are otherwise idle in the pause) on a pool of
-// half the hardware threads that the collector owns (made with the collector: a pause
-// creates no thread; same heap size bound), which it wakes as the pause begins (ThreadPool::wake), so that its threads are awake when the
-// device's mark comes back; else, and for the serial marker, serially. The policy only
-// picks the threads: both sweeps leave the same heap.
+// (sweep.hpp); for device markers (whose host threads are otherwise idle in the
+// pause) on a pool of half the hardware threads that the collector owns (made with the
+// collector: a pause creates no thread; same heap size bound), which it wakes as the
+// pause begins (ThreadPool::wake), so that its threads are awake when the device's
+// mark comes back; else, and for the serial marker, serially. The policy only picks
+// the threads: both sweeps leave the same heap.
 //
 // On a generational heap (gc/heap/generations.hpp) a collection is young or full. A young
 // one marks from the roots plus the remembered set's young targets with every mature
