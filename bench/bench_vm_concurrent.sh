@@ -5,8 +5,9 @@
 # gpu-dfs (--device=D), runs interleaved, REPS measured runs each after one warm-up,
 # every run's guest output checked against the others. Rows: collections, max pause,
 # pause p99, stalled cycles, the concurrent plan's initial and final pause p99/max,
-# MMU at 1, 10 and 100 ms, run time, GC CPU time. With --out=DIR, each workload's
-# pause timeline, histograms and MMU curves go to DIR/NAME (gnuplot).
+# MMU at 1, 10 and 100 ms, run time (of the whole process, of the program alone, and
+# outside it: start-up, device opening, exit), GC CPU time. With --out=DIR, each
+# workload's pause timeline, histograms and MMU curves go to DIR/NAME (gnuplot).
 #
 # Usage: bench/bench_vm_concurrent.sh [--build=DIR] [--reps=R] [--threads=T] [--device=D] [--out=DIR]
 #                                     [--device-start=open|overlap] [--format=text|markdown|csv|json] [WORKLOAD...]
@@ -44,7 +45,7 @@ done
 ((${#workloads[@]} > 0)) || workloads=(gcbench:64M:0 binary_trees:64M:16 churn_array:512M)
 gcvm="$build/gcvm"
 metrics=collections,pause_max_ms,pause_p99_ms,stalls,initial_p99_ms,initial_max_ms,final_p99_ms,final_max_ms
-metrics+=,mmu_1ms,mmu_10ms,mmu_100ms,wall_ms,gc_cpu_ms,device_ms
+metrics+=,mmu_1ms,mmu_10ms,mmu_100ms,wall_ms,program_ms,outside_ms,gc_cpu_ms,device_ms
 configs=()
 for plan in marksweep concurrent; do
   short=${plan/marksweep/stw}

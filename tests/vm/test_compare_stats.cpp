@@ -111,6 +111,14 @@ TEST_CASE("a run's figures from its statistics and its process") {
   const RunFigures none = run_figures({{"elapsed_ms", 5.0}, {"collections", nlohmann::json::array()}}, child);
   CHECK(*none[Metric::Collections] == 0);
   CHECK_FALSE(none[Metric::PauseP50].has_value());
+  CHECK_FALSE(none[Metric::Program].has_value());  // a heap file's run: no program
+
+  // A program's run: its own time, and what the process spent outside it (start-up,
+  // a device opened before the program, exit).
+  nlohmann::json program = {{"elapsed_ms", 100.0}, {"run_ms", 85.0}, {"collections", nlohmann::json::array()}};
+  const RunFigures p = run_figures(program, child);
+  CHECK(*p[Metric::Program] == 85);
+  CHECK(*p[Metric::Outside] == 35);
 }
 
 TEST_CASE("a concurrent run's pauses: each pause of a cycle counts, by kind too") {

@@ -34,6 +34,8 @@ constexpr MetricInfo kMetrics[kMetricCount] = {
     {"device_ms", "device kernel ms", 2},
     {"wall_ms", "run time ms", 1},
     {"mutator_ms", "run time - GC pause ms", 1},
+    {"program_ms", "program run time ms", 1},
+    {"outside_ms", "run time outside the program ms", 1},
     {"cpu_ms", "run CPU ms", 1},
     {"peak_rss_mib", "peak RSS MiB", 1},
     {"device_mib", "device memory MiB", 1},
@@ -125,6 +127,10 @@ RunFigures run_figures(const nlohmann::json& stats, const ChildRun& child) {
   f[Metric::DeviceTime] = detail_sum(collections, "kernel_ms");
   f[Metric::Wall] = child.wall_ms;
   f[Metric::Mutator] = child.wall_ms - total;
+  if (const auto program = number(stats, "run_ms")) {
+    f[Metric::Program] = *program;
+    f[Metric::Outside] = child.wall_ms - *program;
+  }
   f[Metric::Cpu] = child.cpu_ms;
   f[Metric::PeakRss] = child.max_rss_mib;
   if (const auto bytes = detail_sum(collections, "device_bytes", true)) f[Metric::DeviceMemory] = *bytes / 1048576.0;

@@ -43,6 +43,8 @@ enum class Metric : std::size_t {
   DeviceTime,
   Wall,
   Mutator,
+  Program,
+  Outside,
   Cpu,
   PeakRss,
   DeviceMemory,
