@@ -56,6 +56,11 @@ TEST_CASE("compare serial against parallel (and gpu-bfs on OpenCL) on a guest pr
     CHECK(config["summary"]["collections"]["median"] == c[0]["summary"]["collections"]["median"]);
     CHECK(config["summary"]["collections"]["median"].get<double>() > 0);
     CHECK(config["summary"]["wall_ms"]["min"].get<double>() <= config["summary"]["wall_ms"]["max"].get<double>());
+    // The program's own time is part of the run's, and the rest is the process's.
+    const double program = config["summary"]["program_ms"]["median"].get<double>();
+    CHECK(program > 0);
+    CHECK(program < config["summary"]["wall_ms"]["median"].get<double>());
+    CHECK(config["summary"]["outside_ms"]["median"].get<double>() > 0);
   }
   CHECK(c[0]["speedup_run"] == 1.0);
   CHECK(c[1]["flags"] == nlohmann::json::array({"--gc=parallel", "--gc-threads=2"}));
