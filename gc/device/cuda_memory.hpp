@@ -17,6 +17,8 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include "gc/device/device_backend.hpp"
 
@@ -133,17 +135,42 @@ class PinnedReadback {
     return buffer_ != nullptr;
   }
 
+  /// One read: `bytes` (possibly none) from device memory `from` to host memory `to`.
+  struct Read {
+    void* to;
+    const void* from;
+    std::size_t bytes;
+  };
+
   /// Copies `bytes` (possibly none) from device memory `from` to host memory `to` after
   /// all work enqueued on `stream`, and waits for that work and the copy.
   void read(void* to, const void* from, std::size_t bytes, cudaStream_t stream, const char* what) {
-    const bool staged = buffer_ != nullptr && bytes <= kBytes;
-    if (bytes != 0) check(cudaMemcpyAsync(staged ? buffer_ : to, from, bytes, cudaMemcpyDeviceToHost, stream), what);
+    const Read one{to, from, bytes};
+    read(std::span<const Read>(&one, 1), stream, what);
+  }
+
+  /// The reads in order after all work enqueued on `stream`, with one wait for them
+  /// all: each that fits what is left of the buffer goes through it, the rest directly.
+  void read(std::span<const Read> reads, cudaStream_t stream, const char* what) {
+    std::size_t used = 0;
+    staged_.clear();
+    for (const Read& r : reads) {
+      if (r.bytes == 0) continue;
+      const bool staged = buffer_ != nullptr && used + r.bytes <= kBytes;
+      std::byte* at = static_cast<std::byte*>(buffer_) + used;
+      check(cudaMemcpyAsync(staged ? at : r.to, r.from, r.bytes, cudaMemcpyDeviceToHost, stream), what);
+      if (staged) {
+        staged_.push_back({r.to, at, r.bytes});
+        used += (r.bytes + 63) / 64 * 64;
+      }
+    }
     check(cudaStreamSynchronize(stream), what);
-    if (staged && bytes != 0) std::memcpy(to, buffer_, bytes);
+    for (const Read& r : staged_) std::memcpy(r.to, r.from, r.bytes);
   }
 
  private:
   void* buffer_ = nullptr;
+  std::vector<Read> staged_;  // of the last read: where each staged part goes
 };
 
 /// Host-to-device copies from pageable memory through pinned memory. cudaMemcpyAsync

@@ -191,6 +191,12 @@ class DeviceBackend {
                           std::span<const std::uint64_t> premarked) = 0;
   virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;
   virtual void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) = 0;
+  /// Levels [first, first + count), one launch each. CUDA replays the first batch of a
+  /// mark (first 1) as one captured graph while its launches stay the same
+  /// (gc/device/cuda_launch_graph.hpp); the default launches them one by one.
+  virtual void launch_bfs_levels(std::uint32_t first, std::uint32_t count, const BfsLaunch& launch) {
+    for (std::uint32_t i = 0; i < count; ++i) launch_bfs_level(first + i, launch);
+  }
   /// Lane mode (sms=split): `launch.groups` independent BFS lanes over slices of the
   /// roots, the whole mark in one launch.
   virtual void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) = 0;
@@ -215,11 +221,23 @@ class DeviceBackend {
   virtual std::vector<ObjectId> read_level_queue(std::uint32_t level, std::uint32_t count) = 0;
   /// The mark bitmap as 64-bit words (invariant 2).
   virtual void read_marks(std::uint64_t* words, std::uint64_t word_count) = 0;
+  /// read_state and read_marks in one wait for the device: the marks as they are when
+  /// all launched work finished (a caller whose mark goes on reads them again later).
+  /// The default reads one after the other.
+  virtual std::vector<std::uint32_t> read_state_and_marks(std::uint64_t* words, std::uint64_t word_count) {
+    std::vector<std::uint32_t> state = read_state();
+    read_marks(words, word_count);
+    return state;
+  }
 
   // --- timing on the device's own clock ---
   /// Starts a device-side interval after all work enqueued so far.
   virtual void timer_start() = 0;
-  /// Ends the interval after all work enqueued so far, waits, returns milliseconds.
+  /// Ends the interval after all work enqueued so far, without waiting (so that reads
+  /// enqueued next stay out of it); a later call moves the end.
+  virtual void timer_end() = 0;
+  /// Ends the interval after all work enqueued so far unless timer_end ended it since
+  /// timer_start, waits, returns milliseconds.
   virtual double timer_stop_ms() = 0;
   /// Device bytes held by this backend (mirror, queues, bitmap, state).
   virtual std::uint64_t device_bytes() const = 0;

@@ -379,8 +379,13 @@ class OpenClBackend final : public DeviceBackend {
     release_events();
     check(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &start_), "clEnqueueMarker");
   }
-  double timer_stop_ms() override {
+  void timer_end() override {
+    if (stop_ != nullptr) clReleaseEvent(stop_);
+    stop_ = nullptr;
     check(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &stop_), "clEnqueueMarker");
+  }
+  double timer_stop_ms() override {
+    if (stop_ == nullptr) check(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &stop_), "clEnqueueMarker");
     check(clFinish(queue_), "running the mark kernels");
     cl_ulong start = 0;
     cl_ulong stop = 0;

@@ -174,13 +174,24 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     const auto [from, to] = chunk_backlog();
     pending_chunks = backend.read_chunk_items(from, to);
   };
+  // A check that should be the last (one launch, or levels mode's first batch when it
+  // is as deep as the last collection) reads the marks with the state, in one wait;
+  // marks read at a check that was not the last are read again at the end.
+  out.reset(pause.block_count);
+  bool marks_read = false;
+  auto check = [&](bool last_expected) {
+    backend.timer_end();
+    if (!last_expected) return backend.read_state();
+    marks_read = true;
+    return backend.read_state_and_marks(out.words().data(), pause.block_count);
+  };
   if (options_.split) {
     backend.launch_bfs_lanes(root_count, launch);
-    state = backend.read_state();
+    state = check(true);
   } else if (async) {
     backend.launch_bfs_async_seed(root_count, seed_groups);
     backend.launch_bfs_async(launch);
-    state = backend.read_state();
+    state = check(true);
     if (state[GCVM_STATE_OVERFLOW] == 0 && state[GCVM_STATE_STOP] != 0) {
       fallback = true;
       const Stopwatch gather_clock;
@@ -192,17 +203,20 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   } else {
     backend.launch_bfs_seed(root_count, seed_groups);
     std::uint32_t level = 1;
-    // auto: the first check after as many levels as the last levels collection ran (a
-    // heap's depth changes little from one collection to the next, and every level
-    // enqueued past the last one is an empty launch), then batches of 1, 2, 4, ...
+    // auto: the first check after as many levels as the last levels collection needed
+    // to finish (a heap's depth changes little from one collection to the next, and
+    // every level enqueued past the last one is an empty launch), then batches of 1,
+    // 2, 4, ...; the first check should then be the last.
     const bool auto_batch = options_.levels_per_check == 0;
     std::uint32_t batch = !auto_batch ? options_.levels_per_check
-                                      : std::clamp<std::uint32_t>(levels_last_counted_, 1, GCVM_MAX_LEVEL_BATCH);
+                                      : std::clamp<std::uint32_t>(levels_last_needed_, 1, GCVM_MAX_LEVEL_BATCH);
+    const bool predicted = auto_batch && levels_last_needed_ != 0 && levels_last_needed_ <= GCVM_MAX_LEVEL_BATCH;
     host_checks = 0;
     for (;;) {
-      for (std::uint32_t i = 0; i < batch; ++i) backend.launch_bfs_level(level + i, launch);
+      backend.launch_bfs_levels(level, batch, launch);
       level += batch;
-      state = backend.read_state();
+      marks_read = false;
+      state = check(predicted && host_checks == 0);
       ++host_checks;
       if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL || state[GCVM_STATE_OVERFLOW] != 0) break;
       const auto [chunk_from, chunk_to] = chunk_backlog();
@@ -211,6 +225,8 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     }
     levels_last_counted_ = state[GCVM_STATE_LEVELS_RUN];
     const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
+    // A fallback is decided by the level after the last that ran, which must be launched.
+    levels_last_needed_ = fallback_level != GCVM_NO_LEVEL ? fallback_level : levels_last_counted_;
     if (fallback_level != GCVM_NO_LEVEL && state[GCVM_STATE_OVERFLOW] == 0) {
       fallback = true;
       const Stopwatch queue_clock;
@@ -225,10 +241,11 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   const std::uint64_t gpu_edges =
       std::uint64_t{state[GCVM_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_STATE_EDGES_LO + 1]} << 32);
 
-  const Stopwatch download_clock;
-  out.reset(pause.block_count);
-  backend.read_marks(out.words().data(), pause.block_count);
-  download_ms += download_clock.elapsed_ms();
+  if (!marks_read) {
+    const Stopwatch download_clock;
+    backend.read_marks(out.words().data(), pause.block_count);
+    download_ms += download_clock.elapsed_ms();
+  }
 
   double fallback_ms = 0;
   std::uint64_t cpu_edges = 0;
@@ -265,6 +282,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       {"fallback_ms", fallback_ms},
       {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
       {"mark_download_ms", download_ms},
+      {"marks_with_state", marks_read ? 1.0 : 0.0},
       {"groups", static_cast<double>(launch.groups)},
       {"device_bytes", static_cast<double>(backend.device_bytes())},
   });

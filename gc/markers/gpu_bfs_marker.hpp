@@ -128,7 +128,8 @@ class GpuBfsMarker final : public Marker {
 
   GpuBfsMarkerOptions options_;
   std::uint64_t collections_ = 0;
-  std::uint32_t levels_last_counted_ = 0;
+  std::uint32_t levels_last_counted_ = 0;  // levels that ran in the last levels collection
+  std::uint32_t levels_last_needed_ = 0;   // level launches that finished it
   DeviceSession session_;
 };
 

@@ -116,8 +116,14 @@ class FaultyBackend final : public DeviceBackend {
     trigger_.call("read_marks");
     real_->read_marks(words, word_count);
   }
+  std::vector<std::uint32_t> read_state_and_marks(std::uint64_t* words, std::uint64_t word_count) override {
+    trigger_.call("read_state");
+    trigger_.call("read_marks");
+    return real_->read_state_and_marks(words, word_count);
+  }
 
   void timer_start() override { real_->timer_start(); }
+  void timer_end() override { real_->timer_end(); }
   double timer_stop_ms() override {
     trigger_.call("timer_stop_ms");
     return real_->timer_stop_ms();

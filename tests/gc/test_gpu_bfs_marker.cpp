@@ -273,6 +273,34 @@ TEST_CASE("gpu-bfs queue=auto: levels to count a heap's depth, async between cou
   }
 }
 
+TEST_CASE("gpu-bfs levels mode: the first batch, replayed collection after collection, stays exact when the heap's "
+          "depth, size and graph change; the marks come with the last check") {
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const char* fallback : {"fallback=off", "fallback=20:5"}) {
+      CAPTURE(std::string(fallback));
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", fallback}), device));
+      // Same heap (a replayed batch), deeper heap (another batch), larger heap (the
+      // device's arrays move), and back.
+      for (const char* spec : {"vp-array", "vp-array", "lists:8x300", "lists:8x300", "rmat:14", "rmat:14", "vp-array"}) {
+        CAPTURE(std::string(spec));
+        auto built = test::build(spec);
+        const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+        for (int collection = 0; collection < 3; ++collection) {
+          CAPTURE(collection);
+          const MarkStats stats = check_same_as_serial(request, gpu);
+          // Every collection after the first on a heap predicts its depth, so its
+          // first check is its last and brings the marks, unless the heap is deeper
+          // than one batch (300 levels of lists, without a fallback at level 5).
+          const bool one_batch = std::string(spec) != "lists:8x300" || std::string(fallback) != "fallback=off";
+          if (collection > 0) CHECK(stats.detail("marks_with_state") == (one_batch ? 1.0 : 0.0));
+          if (collection > 0 && one_batch) CHECK(stats.detail("host_checks") == 1.0);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("gpu-bfs keeps its device mirror exact across mutations and sweeps") {
   for (const std::string& device : test::test_devices()) {
     for (auto mode : {RefGraphMode::Barrier, RefGraphMode::Rebuild}) {
