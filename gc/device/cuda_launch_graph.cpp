@@ -41,8 +41,14 @@ void CudaLaunchGraph::capture(cudaStream_t stream, const std::function<void(cuda
   }
   check(cudaStreamEndCapture(stream, &graph), "capturing kernel launches");
   ++captures_;
+  std::size_t nodes = 0;
+  const cudaError_t counted = cudaGraphGetNodes(graph, nullptr, &nodes);
+  // The same launches with other arguments update the instantiated graph in place;
+  // another number of launches is a new graph.
   cudaGraphExecUpdateResultInfo result{};
-  const bool updated = exec_ != nullptr && cudaGraphExecUpdate(exec_, graph, &result) == cudaSuccess;
+  const bool updated = counted == cudaSuccess && exec_ != nullptr && nodes == nodes_ &&
+                       cudaGraphExecUpdate(exec_, graph, &result) == cudaSuccess;
+  nodes_ = nodes;
   if (!updated) {
     cudaGetLastError();  // a refused update is not an error: the graph is instantiated anew
     drop();

@@ -17,6 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -45,6 +46,7 @@ class CudaLaunchGraph {
   void drop();
 
   cudaGraphExec_t exec_ = nullptr;
+  std::size_t nodes_ = 0;  // launches in the instantiated graph
   std::vector<std::uint64_t> key_;
   std::uint64_t captures_ = 0;
 };

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -63,9 +64,11 @@ struct BfsLaunch {
 };
 
 /// Items of the chunk queue of huge objects (mark_layout.h): enough for every object
-/// of a graph of `edges` edge slots to be chunked in one collection.
+/// of a graph of `edges` edge slots to be chunked in one collection, rounded up to a
+/// power of two so that it changes rarely as the graph grows (it is an argument of
+/// every level launch, and a launch graph is replayed while its arguments stay).
 inline std::uint64_t chunk_queue_capacity(std::uint64_t edges) {
-  return std::min<std::uint64_t>(3 * edges / (2 * GCVM_CHUNK_EDGES) + 1, 0xFFFFFFFFull);
+  return std::min<std::uint64_t>(std::bit_ceil(3 * edges / (2 * GCVM_CHUNK_EDGES) + 1), 0xFFFFFFFFull);
 }
 
 /// The kernel parameters of one gpu-dfs collection (GCVM_DFS_* flags).
