@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "gc/device/cuda_host_pinner.hpp"
-#include "gc/device/cuda_launch_graph.hpp"
 #include "gc/device/cuda_memory.hpp"
 #include "kernels/common/mark_layout.h"
 #include "kernels/common/partition_layout.h"
@@ -171,37 +170,22 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) override {
-    check(cuda::launch_bfs_level(level_args(level, launch), stream_), "launching the BFS level kernel");
-  }
-
-  void launch_bfs_levels(std::uint32_t first, std::uint32_t count, const BfsLaunch& launch) override {
-    // Only a mark's first batch repeats from one collection to the next; a later batch
-    // would be a capture that is never replayed.
-    if (first != 1 || count < 2) {
-      DeviceBackend::launch_bfs_levels(first, count, launch);
-      return;
-    }
-    const cuda::BfsLevelArgs args = level_args(first, launch);
-    const std::array<std::uint64_t, 14> key{
-        count,
-        reinterpret_cast<std::uintptr_t>(args.begin),
-        reinterpret_cast<std::uintptr_t>(args.degree),
-        reinterpret_cast<std::uintptr_t>(args.edges),
-        reinterpret_cast<std::uintptr_t>(args.marks),
-        reinterpret_cast<std::uintptr_t>(args.in_queue),
-        reinterpret_cast<std::uintptr_t>(args.out_queue),
-        reinterpret_cast<std::uintptr_t>(args.state),
-        reinterpret_cast<std::uintptr_t>(args.chunk_items),
-        args.chunk_capacity,
-        args.flags,
-        args.wide_threshold,
-        std::uint64_t{args.fallback_threshold} << 32 | args.fallback_min_level,
-        args.groups,
-    };
-    level_graph_.launch(key, stream_, [&](cudaStream_t stream) {
-      for (std::uint32_t i = 0; i < count; ++i)
-        check(cuda::launch_bfs_level(level_args(first + i, launch), stream), "launching the BFS level kernel");
-    });
+    const cuda::BfsLevelArgs args{begin_.as<std::uint64_t>(),
+                                  degree_.as<std::uint32_t>(),
+                                  edges_.as<std::uint32_t>(),
+                                  marks_.as<std::uint32_t>(),
+                                  queues_[level % 2].as<std::uint32_t>(),
+                                  queues_[(level + 1) % 2].as<std::uint32_t>(),
+                                  state_.as<std::uint32_t>(),
+                                  chunks_.as<std::uint64_t>(),
+                                  chunk_capacity_,
+                                  level,
+                                  launch.flags,
+                                  launch.wide_threshold,
+                                  launch.fallback_threshold,
+                                  launch.fallback_min_level,
+                                  launch.groups};
+    check(cuda::launch_bfs_level(args, stream_), "launching the BFS level kernel");
   }
 
   void begin_chunks(std::uint64_t capacity) override {
@@ -467,23 +451,6 @@ class CudaBackend final : public DeviceBackend {
             static_cast<std::uint32_t>(vertices_), outbox_.as<std::uint32_t>(), part_state_.as<std::uint32_t>(),
             groups};
   }
-  cuda::BfsLevelArgs level_args(std::uint32_t level, const BfsLaunch& launch) {
-    return {begin_.as<std::uint64_t>(),
-            degree_.as<std::uint32_t>(),
-            edges_.as<std::uint32_t>(),
-            marks_.as<std::uint32_t>(),
-            queues_[level % 2].as<std::uint32_t>(),
-            queues_[(level + 1) % 2].as<std::uint32_t>(),
-            state_.as<std::uint32_t>(),
-            chunks_.as<std::uint64_t>(),
-            chunk_capacity_,
-            level,
-            launch.flags,
-            launch.wide_threshold,
-            launch.fallback_threshold,
-            launch.fallback_min_level,
-            launch.groups};
-  }
   void copy_in(void* to, const void* from, std::size_t bytes) {
     if (bytes != 0) staging_.copy(to, from, bytes, stream_);
   }
@@ -504,7 +471,6 @@ class CudaBackend final : public DeviceBackend {
   bool timer_ended_ = false;  // timer_end recorded stop_ since timer_start
   DeviceBuffer begin_, degree_, edges_, marks_, roots_, state_, patch_;
   DeviceBuffer queues_[2];
-  CudaLaunchGraph level_graph_;  // levels mode's first batch (launch_bfs_levels)
   PinnedBuffer patch_host_;
   std::unique_ptr<std::byte[]> patch_spill_;  // a patch too large for patch_host_, until it grows
   std::uint64_t patch_spill_bytes_ = 0;

@@ -20,7 +20,6 @@
 #pragma once
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -64,11 +63,9 @@ struct BfsLaunch {
 };
 
 /// Items of the chunk queue of huge objects (mark_layout.h): enough for every object
-/// of a graph of `edges` edge slots to be chunked in one collection, rounded up to a
-/// power of two so that it changes rarely as the graph grows (it is an argument of
-/// every level launch, and a launch graph is replayed while its arguments stay).
+/// of a graph of `edges` edge slots to be chunked in one collection.
 inline std::uint64_t chunk_queue_capacity(std::uint64_t edges) {
-  return std::min<std::uint64_t>(std::bit_ceil(3 * edges / (2 * GCVM_CHUNK_EDGES) + 1), 0xFFFFFFFFull);
+  return std::min<std::uint64_t>(3 * edges / (2 * GCVM_CHUNK_EDGES) + 1, 0xFFFFFFFFull);
 }
 
 /// The kernel parameters of one gpu-dfs collection (GCVM_DFS_* flags).
@@ -194,12 +191,6 @@ class DeviceBackend {
                           std::span<const std::uint64_t> premarked) = 0;
   virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;
   virtual void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) = 0;
-  /// Levels [first, first + count), one launch each. CUDA replays the first batch of a
-  /// mark (first 1) as one captured graph while its launches stay the same
-  /// (gc/device/cuda_launch_graph.hpp); the default launches them one by one.
-  virtual void launch_bfs_levels(std::uint32_t first, std::uint32_t count, const BfsLaunch& launch) {
-    for (std::uint32_t i = 0; i < count; ++i) launch_bfs_level(first + i, launch);
-  }
   /// Lane mode (sms=split): `launch.groups` independent BFS lanes over slices of the
   /// roots, the whole mark in one launch.
   virtual void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) = 0;

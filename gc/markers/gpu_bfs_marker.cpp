@@ -213,7 +213,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     const bool predicted = auto_batch && levels_last_needed_ != 0 && levels_last_needed_ <= GCVM_MAX_LEVEL_BATCH;
     host_checks = 0;
     for (;;) {
-      backend.launch_bfs_levels(level, batch, launch);
+      for (std::uint32_t i = 0; i < batch; ++i) backend.launch_bfs_level(level + i, launch);
       level += batch;
       marks_read = false;
       state = check(predicted && host_checks == 0);
