@@ -9,7 +9,7 @@
 //     (kernels/common/async_mark.h), for heaps hundreds of levels deep;
 //   queue=levels (the paper's): one kernel per BFS level, enqueued in batches with
 //     one small state read between batches (the first as many levels as the last
-//     levels collection ran, then 1, 2, 4, ... 64), never one per level unless
+//     levels collection needed, then 1, 2, 4, ... 64), never one per level unless
 //     `levels-per-check=1` asks for it; faster than async on wide,
 //     shallow heaps (R-MAT: 5.5 against 20.5 ms on rmat:24, H100);
 //   queue=auto (the default): levels for the first collection and every 16th, which
@@ -17,7 +17,8 @@
 //     above 32 (a deep heap), levels otherwise;
 // → (fallback) download what is left (a short level queue, or the async queue's
 // untaken slots, and unscanned chunks of huge objects) and finish on the CPU →
-// download the mark bitmap.
+// download the mark bitmap (with the last state read, when that read was expected to
+// be the last: one wait for the device instead of two).
 //
 // Options (--gc-opt, Maas's Table 1 columns in brackets):
 //   queue=auto|async|levels    the schedule above
