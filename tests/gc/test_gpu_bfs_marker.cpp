@@ -273,14 +273,14 @@ TEST_CASE("gpu-bfs queue=auto: levels to count a heap's depth, async between cou
   }
 }
 
-TEST_CASE("gpu-bfs levels mode: the first batch, replayed collection after collection, stays exact when the heap's "
+TEST_CASE("gpu-bfs levels mode: the first batch, sized from the last collection, stays exact when the heap's "
           "depth, size and graph change; the marks come with the last check") {
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
     for (const char* fallback : {"fallback=off", "fallback=20:5"}) {
       CAPTURE(std::string(fallback));
       GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", fallback}), device));
-      // Same heap (a replayed batch), deeper heap (another batch), larger heap (the
+      // Same heap (the same first batch), deeper heap (another), larger heap (the
       // device's arrays move), and back.
       for (const char* spec : {"vp-array", "vp-array", "lists:8x300", "lists:8x300", "rmat:14", "rmat:14", "vp-array"}) {
         CAPTURE(std::string(spec));
