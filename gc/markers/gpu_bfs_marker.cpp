@@ -181,8 +181,8 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   bool marks_read = false;
   auto check = [&](bool last_expected) {
     backend.timer_end();
+    marks_read = last_expected;
     if (!last_expected) return backend.read_state();
-    marks_read = true;
     return backend.read_state_and_marks(out.words().data(), pause.block_count);
   };
   if (options_.split) {
@@ -215,7 +215,6 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     for (;;) {
       for (std::uint32_t i = 0; i < batch; ++i) backend.launch_bfs_level(level + i, launch);
       level += batch;
-      marks_read = false;
       state = check(predicted && host_checks == 0);
       ++host_checks;
       if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL || state[GCVM_STATE_OVERFLOW] != 0) break;
