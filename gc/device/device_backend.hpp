@@ -63,9 +63,10 @@ struct BfsLaunch {
 };
 
 /// Items of the chunk queue of huge objects (mark_layout.h): enough for every object
-/// of a graph of `edges` edge slots to be chunked in one collection.
-inline std::uint64_t chunk_queue_capacity(std::uint64_t edges) {
-  return std::min<std::uint64_t>(3 * edges / (2 * GCVM_CHUNK_EDGES) + 1, 0xFFFFFFFFull);
+/// of a graph of `edges` edge slots to be chunked in one collection, in chunks of
+/// `chunk_edges` references (GCVM_CHUNK_EDGES, or GCVM_ASYNC_CHUNK_EDGES in async mode).
+inline std::uint64_t chunk_queue_capacity(std::uint64_t edges, std::uint64_t chunk_edges = GCVM_CHUNK_EDGES) {
+  return std::min<std::uint64_t>(3 * edges / (2 * chunk_edges) + 1, 0xFFFFFFFFull);
 }
 
 /// The kernel parameters of one gpu-dfs collection (GCVM_DFS_* flags).

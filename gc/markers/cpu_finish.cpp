@@ -2,12 +2,10 @@
 
 #include <algorithm>
 
-#include "kernels/common/mark_layout.h"
-
 namespace gcvm {
 
 std::uint64_t finish_mark_on_cpu(const MarkRequest& request, std::vector<ObjectId> pending, MarkBitmap& out,
-                                 std::span<const std::uint64_t> chunks) {
+                                 std::span<const std::uint64_t> chunks, std::uint32_t chunk_edges) {
   const std::uint64_t* begin = request.graph.begin_data();
   const std::uint32_t* degree = request.graph.degree_data();
   const ObjectId* edges = request.graph.edge_data();
@@ -21,8 +19,8 @@ std::uint64_t finish_mark_on_cpu(const MarkRequest& request, std::vector<ObjectI
   };
   for (const std::uint64_t item : chunks) {
     const auto v = static_cast<ObjectId>(item >> 32);
-    const std::uint64_t first = std::uint64_t{static_cast<std::uint32_t>(item)} * GCVM_CHUNK_EDGES;
-    const std::uint64_t last = std::min<std::uint64_t>(first + GCVM_CHUNK_EDGES, degree[v]);
+    const std::uint64_t first = std::uint64_t{static_cast<std::uint32_t>(item)} * chunk_edges;
+    const std::uint64_t last = std::min<std::uint64_t>(first + chunk_edges, degree[v]);
     if (first < last) scan(edges + begin[v] + first, edges + begin[v] + last);
   }
   while (!pending.empty()) {

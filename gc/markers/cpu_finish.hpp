@@ -13,6 +13,7 @@
 
 #include "gc/markers/marker.hpp"
 #include "heapgraph/object_id.hpp"
+#include "kernels/common/mark_layout.h"
 
 namespace gcvm {
 
@@ -20,8 +21,10 @@ namespace gcvm {
 /// and everything newly reachable from them, marking into `out`. Returns the non-null
 /// references traversed, so that GPU count + CPU count equals the serial marker's.
 /// `chunks` are chunk-queue items (vertex << 32 | chunk index): references
-/// [chunk * GCVM_CHUNK_EDGES, +GCVM_CHUNK_EDGES) of a marked object not yet scanned.
+/// [chunk * chunk_edges, +chunk_edges) of a marked object not yet scanned (chunk_edges:
+/// GCVM_CHUNK_EDGES, or GCVM_ASYNC_CHUNK_EDGES for gpu-bfs's async mode).
 std::uint64_t finish_mark_on_cpu(const MarkRequest& request, std::vector<ObjectId> pending, MarkBitmap& out,
-                                 std::span<const std::uint64_t> chunks = {});
+                                 std::span<const std::uint64_t> chunks = {},
+                                 std::uint32_t chunk_edges = GCVM_CHUNK_EDGES);
 
 }  // namespace gcvm

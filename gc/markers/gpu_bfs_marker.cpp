@@ -140,7 +140,7 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   pause.premarked_objects = MarkBitmap::count_bits(request.premarked);
   const Stopwatch roots_clock;
   backend.begin_mark(request.roots, std::uint64_t{request.block_count} * 2, request.premarked);
-  pause.chunk_capacity = chunk_queue_capacity(mirror.edges());
+  pause.chunk_capacity = chunk_queue_capacity(mirror.edges(), pause.async ? GCVM_ASYNC_CHUNK_EDGES : GCVM_CHUNK_EDGES);
   backend.begin_chunks(pause.chunk_capacity);
   pause.roots_ms = roots_clock.elapsed_ms();
   return pause;
@@ -197,7 +197,11 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       const Stopwatch gather_clock;
       const std::uint32_t tail = std::min<std::uint64_t>(state[GCVM_STATE_ASYNC_TAIL], mirror.vertices());
       pending = backend.gather_async_queue(tail, state[GCVM_STATE_PENDING]);
-      take_chunk_backlog();
+      // Async mode hands chunks out by tickets: every item not marked taken is left.
+      pending_chunks = backend.read_chunk_items(0, chunk_backlog().second);
+      std::erase(pending_chunks, GCVM_CHUNK_TAKEN);
+      if (std::ranges::find(pending_chunks, GCVM_CHUNK_NONE) != pending_chunks.end())
+        throw DeviceError("gpu-bfs async: a reserved chunk item was never written (an internal error)");
       download_ms += gather_clock.elapsed_ms();
     }
   } else {
@@ -254,7 +258,8 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     if (fallback_request == nullptr)
       throw MarkError("gpu-bfs: the device stopped for a CPU fallback in a snapshot mark");
     const Stopwatch fallback_clock;
-    cpu_edges = finish_mark_on_cpu(*fallback_request, std::move(pending), out, pending_chunks);
+    cpu_edges = finish_mark_on_cpu(*fallback_request, std::move(pending), out, pending_chunks,
+                                   async ? GCVM_ASYNC_CHUNK_EDGES : GCVM_CHUNK_EDGES);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 

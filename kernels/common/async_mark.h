@@ -37,42 +37,50 @@
  * queue twice. A group takes new tickets once all of its slots are taken.
  *
  * Termination, and why nothing can deadlock. PENDING counts work not yet done:
- * objects in the queue (raised before the reservation that makes their slots
- * visible), chunks of huge objects (raised when offered, lowered when scanned), and
- * one for each group that holds objects in its ring (busy). A group settles PENDING
- * once, at the end of a round, with one atomic add of (busy now) - (busy before) -
- * (objects found in its slots) - (chunks it scanned), and only when that is not zero:
- * a group going down a chain changes nothing. Work a group holds during a round is
- * covered by its busy count or by the found objects' and chunks' own counts until that
- * add, and what it published was counted before it could be seen, so PENDING = 0 means
- * no work exists anywhere, and none can appear again: a group without work that sees
- * 0 leaves. Every group reads its ticket slots every round and looks at the shared
- * words and the chunk queue every GCVM_ASYNC_POLL rounds; idle groups back off
- * between rounds where the device can. Thousands of idle groups polling one line slow
- * down every access to it: on the H200, with 64-thread groups polling every round and
- * backing off for at most 1 µs, 2,560 chains of 3,000 objects took 20 ms, and 52 ms
- * with no back-off, against 9 ms with a poll every 8 rounds and back-offs of up to
- * 4 µs (those were earlier rounds; with the current ones and the current poll and
- * back-off, 6.9-7.4 ms). A thread waits for one thing only: a reserved chunk
- * item, which the running thread that reserved it writes without waiting. Tickets
- * are held only by running groups, and a group never blocks on its ticket slots, so
- * work is never stranded in a group that has not started (PoCL runs groups one after
- * another); any grid size is correct, and the grid is sized to the device's resident
- * groups for speed only.
+ * objects in the queue and chunks of huge objects in the chunk array (each raised
+ * before the reservation that makes them visible), and one for each group that holds
+ * work (busy: objects in its ring, or a chunk to scan next round). A group settles
+ * PENDING once, at the end of a round, with one atomic add of (busy now) - (busy
+ * before) - (objects and chunks it found), and only when that is not zero: a group
+ * going down a chain changes nothing. Work a group holds during a round is covered by
+ * its busy count or by the found work's own counts until that add, and what it
+ * published was counted before it could be seen, so PENDING = 0 means no work exists
+ * anywhere, and none can appear again: a group without work that sees 0 leaves. Every
+ * group reads its ticket slots every round and looks at the shared words every
+ * GCVM_ASYNC_POLL rounds; idle groups back off between rounds where the device can.
+ * Thousands of idle groups polling one line slow down every access to it: on the
+ * H200, with 64-thread groups polling every round and backing off for at most 1 µs,
+ * 2,560 chains of 3,000 objects took 20 ms, and 52 ms with no back-off, against 9 ms
+ * with a poll every 8 rounds and back-offs of up to 4 µs (those were earlier rounds;
+ * with the current ones and the current poll and back-off, 6.9-7.4 ms). No thread
+ * waits for another. Tickets (queue slots and
+ * chunk items alike) are held only by running groups, and a group never blocks on
+ * them, so work is never stranded in a group that has not started (PoCL runs groups
+ * one after another); any grid size is correct, and the grid is sized to the device's
+ * resident groups for speed only.
  *
  * Narrow tails (GCVM_BFS_FALLBACK): a group with work that sees fewer than `threshold`
  * units of work pending for `narrow_rounds` rounds in a row (counted at its polls)
  * sets STOP. Each group then publishes its ring to the queue and leaves after its
  * round, leaving what it found in its ticket slots there. What is left is on the
  * queue (slots below ASYNC_TAIL that are not GCVM_SLOT_TAKEN: gcvm_async_gather
- * collects them, at most PENDING of them) and in the chunk queue (items CHUNK_HEAD to
- * CHUNK_TAIL), and the host finishes the mark on the CPU (gc/markers/cpu_finish.hpp).
+ * collects them, at most PENDING of them) and in the chunk array (items below
+ * CHUNK_TAIL not GCVM_CHUNK_TAKEN), and the host finishes the mark on the CPU
+ * (gc/markers/cpu_finish.hpp).
  *
- * Huge objects (more than GCVM_CHUNK_SPLIT references) go to the chunk queue; a group
- * with fewer than half of its threads busy takes a chunk when it has no work or its
- * last poll saw chunks, and walks the chunk's references after its objects' in the
- * same steps. So the level mode's offsets=, vector= and wide= options do not apply
- * here.
+ * Huge objects (more than GCVM_ASYNC_CHUNK_SPLIT references) are cut into chunks of
+ * GCVM_ASYNC_CHUNK_EDGES references (mark_layout.h) in the chunk array, and every
+ * group holds one ticket on that array as it holds slots of the queue: a ticket is one
+ * atomic add on CHUNK_HEAD, the group reads its item every round, and an item found
+ * written is marked GCVM_CHUNK_TAKEN and its references walked in the next round after
+ * the ring's objects, in the same steps, before the group takes its next ticket. So
+ * the first chunks of a huge object go to as many groups as there are chunks, one
+ * each. (Chunks used to be taken by compare-and-swap on one shared head, as the level
+ * mode's are: when a heap's huge arrays were reached, every group that polled the
+ * head waited behind a storm of failed swaps, and order-service's first 200 µs marked
+ * 7% of its objects; chunks as entries of the object queue, handed out 32 to a group,
+ * left one group walking up to 32 chunks in a round.) The level mode's offsets=,
+ * vector= and wide= options do not apply here.
  *
  * What a round costs. A hop along a chain is one round, and what bounds a deep heap's
  * mark is the round's latency, so a round is kept short. The group's own state (its
@@ -125,7 +133,7 @@ struct gcvm_async_group {
   gcvm_u32 bottom, top;                        /* ring positions, modulo 2^32 */
   gcvm_u32 busy;                               /* 1 while the group counts itself in PENDING */
   gcvm_u32 pending_seen, stop_seen, idle_seen; /* the shared words at the last poll */
-  gcvm_u32 chunks_seen;                        /* the last poll saw chunks not taken */
+  gcvm_u64 item;                               /* the chunk to walk this round, or GCVM_CHUNK_NONE */
   gcvm_u32 narrow_rounds, idle_rounds, rounds;
   gcvm_u32 last_poll; /* the round of the last poll */
   gcvm_u32 published, chunks;
@@ -163,6 +171,21 @@ GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, struc
   g->published += n;
 }
 
+/* This thread's huge object `v` of `refs` references: its chunks go on the chunk
+ * array, counted in PENDING before they can be seen. */
+GCVM_DEVICE void gcvm_async_offer_chunks(struct gcvm_chunk_queue q, gcvm_u32 v, gcvm_u32 refs) {
+  const gcvm_u32 n = (refs + GCVM_ASYNC_CHUNK_EDGES - 1u) / GCVM_ASYNC_CHUNK_EDGES;
+  GCVM_ATOMIC_ADD(q.state + GCVM_STATE_PENDING, n);
+  const gcvm_u32 first = GCVM_ATOMIC_ADD(q.state + GCVM_STATE_CHUNK_TAIL, n);
+  if ((gcvm_u64)first + n > q.capacity) {
+    q.state[GCVM_STATE_OVERFLOW] = 1u; /* the host discards the mark (never expected) */
+    GCVM_ATOMIC_SUB(q.state + GCVM_STATE_PENDING, n);
+    return;
+  }
+  GCVM_GLOBAL_FENCE(); /* counted before any item is seen */
+  for (gcvm_u32 c = 0u; c < n; ++c) q.items[first + c] = ((gcvm_u64)v << 32) | c;
+}
+
 /* Collective: visits the references of this thread's object `v` (GCVM_NULL_REF: none;
  * its row is `row_degree` references from edge `row_first`, or GCVM_ASYNC_ROW_UNKNOWN:
  * load it) and of the chunk item `item` (GCVM_CHUNK_NONE: none, uniformly) with the
@@ -192,14 +215,19 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
   if (v != GCVM_NULL_REF) {
     refs = row_degree != GCVM_ASYNC_ROW_UNKNOWN ? row_degree : degree[v];
     first = row_degree != GCVM_ASYNC_ROW_UNKNOWN ? row_first : begin[v];
-    if (refs > GCVM_CHUNK_SPLIT) {
-      gcvm_offer_chunks(chunks, v, refs);
+    if (refs > GCVM_ASYNC_CHUNK_SPLIT) {
+      gcvm_async_offer_chunks(chunks, v, refs);
       refs = 0u;
     }
   }
   gcvm_u64 chunk_from = 0u;
   gcvm_u64 chunk_end = 0u;
-  if (item != GCVM_CHUNK_NONE) gcvm_chunk_edges(begin, degree, item, &chunk_from, &chunk_end);
+  if (item != GCVM_CHUNK_NONE) {
+    const gcvm_u32 owner = (gcvm_u32)(item >> 32);
+    const gcvm_u64 owner_end = begin[owner] + degree[owner];
+    chunk_from = begin[owner] + (gcvm_u64)(gcvm_u32)item * GCVM_ASYNC_CHUNK_EDGES;
+    chunk_end = chunk_from + GCVM_ASYNC_CHUNK_EDGES < owner_end ? chunk_from + GCVM_ASYNC_CHUNK_EDGES : owner_end;
+  }
   gcvm_u32 objects_total = 0u;
   sh->base[lid] = gcvm_warp_group_scan(refs, sh->scratch, &objects_total);
   sh->first[lid] = first;
@@ -261,16 +289,16 @@ GCVM_DEVICE void gcvm_bfs_async_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32
                    (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE, marks, sh, out);
 }
 
-/* Collective, at the end of a round that took `taken` objects from the ring and
- * `found` from its ticket slots (and scanned a chunk if `chunk_done`): settles PENDING
- * and the idle count, runs the narrow-tail test, and returns 1 if the group leaves. */
+/* Collective, at the end of a round that took `taken` objects from the ring and found
+ * `found` objects and chunks by its tickets: settles PENDING and the idle count, runs
+ * the narrow-tail test, and returns 1 if the group leaves. */
 GCVM_DEVICE int gcvm_async_settle(GCVM_LOCAL struct gcvm_async_shared* sh, struct gcvm_async_group* g,
-                                  GCVM_GLOBAL gcvm_u32* state, gcvm_u32 taken, gcvm_u32 found, int chunk_done,
-                                  int polled, gcvm_u32 flags, gcvm_u32 threshold, gcvm_u32 narrow_rounds) {
+                                  GCVM_GLOBAL gcvm_u32* state, gcvm_u32 taken, gcvm_u32 found, int polled,
+                                  gcvm_u32 flags, gcvm_u32 threshold, gcvm_u32 narrow_rounds) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   const gcvm_u32 busy_before = g->busy;
-  const gcvm_u32 busy_now = g->top != g->bottom ? 1u : 0u;
-  const gcvm_u32 delta = busy_now - busy_before - found - (chunk_done ? 1u : 0u); /* modulo 2^32 */
+  const gcvm_u32 busy_now = g->top != g->bottom || g->item != GCVM_CHUNK_NONE ? 1u : 0u;
+  const gcvm_u32 delta = busy_now - busy_before - found; /* modulo 2^32 */
   gcvm_u32 pending = g->pending_seen;
   /* Every thread computed the same delta. */
   if (!GCVM_UNIFORM_BARRIER_BRANCHES || delta != 0u) {
@@ -282,7 +310,6 @@ GCVM_DEVICE int gcvm_async_settle(GCVM_LOCAL struct gcvm_async_shared* sh, struc
   if (lid == 0u && busy_now != busy_before)
     GCVM_ATOMIC_ADD(state + GCVM_STATE_IDLE, busy_now != 0u ? 0xFFFFFFFFu : 1u);
   g->busy = busy_now;
-  if (chunk_done) g->chunks += 1u;
   int leave = g->stop_seen != 0u;
   if (!leave && busy_now == 0u) {
     leave = pending == 0u;
@@ -306,20 +333,16 @@ GCVM_DEVICE int gcvm_async_settle(GCVM_LOCAL struct gcvm_async_shared* sh, struc
 }
 
 /* The shared word that thread `lid` (< GCVM_ASYNC_POLL_WORDS) loads at a poll. */
-#define GCVM_ASYNC_POLL_WORDS 5u
+#define GCVM_ASYNC_POLL_WORDS 3u
 GCVM_DEVICE gcvm_u32 gcvm_async_poll_word(gcvm_u32 lid) {
-  return lid == 0u   ? GCVM_STATE_PENDING
-         : lid == 1u ? GCVM_STATE_STOP
-         : lid == 2u ? GCVM_STATE_IDLE
-         : lid == 3u ? GCVM_STATE_CHUNK_HEAD
-                     : GCVM_STATE_CHUNK_TAIL;
+  return lid == 0u ? GCVM_STATE_PENDING : lid == 1u ? GCVM_STATE_STOP : GCVM_STATE_IDLE;
 }
 
 /* The async mark: one launch of GCVM_ASYNC_GROUP_SIZE-thread groups, every group
  * running until no work is pending (or STOP). The loads of a round that do not feed
- * its scan (this thread's ticket slot, and at a poll the shared words, one word a
- * thread) are issued at its start and used at its end, so that their latency hides
- * behind the scan's. */
+ * its scan (this thread's ticket slot, thread 0's chunk ticket, and at a poll the
+ * shared words, one word a thread) are issued at its start and used at its end, so
+ * that their latency hides behind the scan's. */
 GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                 const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                 GCVM_GLOBAL gcvm_u32* queue, gcvm_u32 capacity, GCVM_GLOBAL gcvm_u64* chunk_items,
@@ -334,7 +357,7 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   g.pending_seen = 1u;
   g.stop_seen = 0u;
   g.idle_seen = 0u;
-  g.chunks_seen = 0u;
+  g.item = GCVM_CHUNK_NONE;
   g.narrow_rounds = 0u;
   g.idle_rounds = 0u;
   g.rounds = 0u;
@@ -342,12 +365,14 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   g.published = 0u;
   g.chunks = 0u;
   gcvm_u32 ticket = 0u;
+  gcvm_u32 chunk_ticket = 0u; /* thread 0's */
   if (lid == 0u) {
     GCVM_ATOMIC_ADD(state + GCVM_STATE_IDLE, 1u);
     ticket = GCVM_ATOMIC_ADD(state + GCVM_STATE_ASYNC_HEAD, (gcvm_u32)GCVM_ASYNC_GROUP_SIZE);
+    chunk_ticket = GCVM_ATOMIC_ADD(state + GCVM_STATE_CHUNK_HEAD, 1u);
   }
   ticket = gcvm_warp_group_shuffle(ticket, 0u, sh->scratch);
-  const struct gcvm_chunk_queue chunks = {chunk_items, state, state + GCVM_STATE_PENDING, chunk_capacity};
+  const struct gcvm_chunk_queue chunks = {chunk_items, state, chunk_capacity};
   const int checked = (flags & GCVM_BFS_CHECKED_CLAIM) != 0u;
   const gcvm_u32 poll_word = gcvm_async_poll_word(lid);
   gcvm_u32 slot = ticket + lid;
@@ -356,19 +381,17 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   gcvm_u32 claimed = 0u;
   for (;;) {
     const gcvm_u32 found = waiting ? GCVM_VOLATILE_LOAD(queue + slot) : GCVM_NULL_REF;
+    const gcvm_u64 chunk_found = lid == 0u && chunk_ticket < chunk_capacity
+                                     ? GCVM_VOLATILE_LOAD64(chunk_items + chunk_ticket)
+                                     : GCVM_CHUNK_NONE;
     const int poll = g.rounds % GCVM_ASYNC_POLL == 0u;
     const gcvm_u32 seen = poll && lid < GCVM_ASYNC_POLL_WORDS ? GCVM_VOLATILE_LOAD(state + poll_word) : 0u;
-    /* The newest GROUP_SIZE objects of the ring; a chunk when fewer than half of the
-     * threads have one and chunks were seen (a group without work always looks). */
+    /* The newest GROUP_SIZE objects of the ring, and the chunk found last round. */
     const gcvm_u32 count = g.top - g.bottom;
     const gcvm_u32 taken = count < GCVM_ASYNC_GROUP_SIZE ? count : GCVM_ASYNC_GROUP_SIZE;
     const gcvm_u32 take_from = g.top - taken;
-    const int want_chunk = taken < GCVM_ASYNC_GROUP_SIZE / 2u && ((g.busy == 0u && poll) || g.chunks_seen != 0u);
-    gcvm_u64 item = GCVM_CHUNK_NONE;
-    if (!GCVM_UNIFORM_BARRIER_BRANCHES || want_chunk) {
-      if (lid == 0u && want_chunk) item = gcvm_take_chunk(chunks);
-      item = gcvm_async_shuffle64(item, 0u, sh->scratch);
-    }
+    const gcvm_u64 item = g.item;
+    if (item != GCVM_CHUNK_NONE) g.chunks += 1u;
     const gcvm_u32 at = (take_from + lid) & GCVM_ASYNC_RING_MASK;
     const int mine = lid < taken;
     const gcvm_u32 v = mine ? sh->ring[at] : GCVM_NULL_REF;
@@ -381,19 +404,23 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
       const gcvm_u32 seen_pending = gcvm_warp_group_shuffle(seen, 0u, sh->scratch);
       const gcvm_u32 seen_stop = gcvm_warp_group_shuffle(seen, 1u, sh->scratch);
       const gcvm_u32 seen_idle = gcvm_warp_group_shuffle(seen, 2u, sh->scratch);
-      const gcvm_u32 seen_chunk_head = gcvm_warp_group_shuffle(seen, 3u, sh->scratch);
-      const gcvm_u32 seen_chunk_tail = gcvm_warp_group_shuffle(seen, 4u, sh->scratch);
       if (poll) {
         g.pending_seen = seen_pending;
         g.stop_seen = seen_stop;
         g.idle_seen = seen_idle;
-        g.chunks_seen = seen_chunk_tail > seen_chunk_head ? 1u : 0u;
       }
     }
-    /* Objects found in ticket slots go on top of the ring, for the next round; on STOP
-     * they stay in their slots, for the host. */
+    /* Objects found in ticket slots go on top of the ring, and a chunk found by the
+     * chunk ticket is walked, in the next round; on STOP both stay where they are, for
+     * the host. */
     const int stop = g.stop_seen != 0u;
     const int share = g.idle_seen != 0u;
+    const int take_chunk = chunk_found != GCVM_CHUNK_NONE && chunk_found != GCVM_CHUNK_TAKEN && !stop;
+    if (take_chunk) {
+      chunk_items[chunk_ticket] = GCVM_CHUNK_TAKEN;
+      chunk_ticket = GCVM_ATOMIC_ADD(state + GCVM_STATE_CHUNK_HEAD, 1u);
+    }
+    g.item = gcvm_async_shuffle64(take_chunk ? chunk_found : GCVM_CHUNK_NONE, 0u, sh->scratch);
     const int take = found != GCVM_NULL_REF && !stop;
     if (take) queue[slot] = GCVM_SLOT_TAKEN;
     gcvm_u32 found_count = 0u;
@@ -409,8 +436,8 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     /* Publish: everything on STOP; beyond one round's worth while groups are idle. */
     gcvm_async_spill(sh, &g, queue, state, stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING_LIMIT,
                      stop ? 0u : share ? GCVM_ASYNC_GROUP_SIZE : GCVM_ASYNC_RING / 2u);
-    const int leave = gcvm_async_settle(sh, &g, state, taken, found_count, item != GCVM_CHUNK_NONE, poll, flags,
-                                        fallback_threshold, narrow_rounds);
+    const int leave = gcvm_async_settle(sh, &g, state, taken, found_count + (g.item != GCVM_CHUNK_NONE ? 1u : 0u),
+                                        poll, flags, fallback_threshold, narrow_rounds);
     GCVM_ASYNC_BARRIER(); /* this round's ring entries are written before the next round reads them */
     if (leave) break;
     /* New tickets once every slot of the last ones is taken. */

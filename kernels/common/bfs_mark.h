@@ -81,7 +81,6 @@ struct gcvm_out {
 struct gcvm_chunk_queue {
   GCVM_GLOBAL gcvm_u64* items;
   GCVM_GLOBAL gcvm_u32* state;
-  GCVM_GLOBAL gcvm_u32* pending; /* async mode, as in gcvm_out */
   gcvm_u32 capacity;
 };
 
@@ -124,14 +123,12 @@ GCVM_DEVICE int gcvm_claim(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) {
 }
 
 /* One thread: puts the chunks of huge object v (`refs` references) on the chunk
- * queue. The pending count is raised before the items can be taken. */
+ * queue. */
 GCVM_DEVICE void gcvm_offer_chunks(struct gcvm_chunk_queue q, gcvm_u32 v, gcvm_u32 refs) {
   const gcvm_u32 n = (refs + GCVM_CHUNK_EDGES - 1u) / GCVM_CHUNK_EDGES;
-  if (q.pending != 0) GCVM_ATOMIC_ADD(q.pending, n);
   const gcvm_u32 first = GCVM_ATOMIC_ADD(q.state + GCVM_STATE_CHUNK_TAIL, n);
   if ((gcvm_u64)first + n > q.capacity) {
     q.state[GCVM_STATE_OVERFLOW] = 1u; /* the host discards the mark (never expected) */
-    if (q.pending != 0) GCVM_ATOMIC_SUB(q.pending, n);
     return;
   }
   for (gcvm_u32 c = 0u; c < n; ++c) q.items[first + c] = ((gcvm_u64)v << 32) | c;
@@ -550,7 +547,7 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
 
   gcvm_bfs_init_shared(sh);
   const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + next, 0, state, 0u, 0u, 0};
-  const struct gcvm_chunk_queue chunks = {chunk_items, state, 0, chunk_capacity};
+  const struct gcvm_chunk_queue chunks = {chunk_items, state, chunk_capacity};
   gcvm_u32 traversed = 0u;
   /* Chunks first: those offered in the last level are then split over every group of
    * this launch, not left to the few groups still scanning when that level ended. */
@@ -584,7 +581,7 @@ GCVM_DEVICE void gcvm_bfs_lane(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLO
   const gcvm_u64 lane = GCVM_GROUP_ID();
   const gcvm_u64 lanes = GCVM_GROUP_COUNT();
   const struct gcvm_out out = {pool, 0, tables + lane * table_chunks, state, pool_chunks, table_chunks, 0};
-  const struct gcvm_chunk_queue no_chunks = {0, state, 0, 0u};
+  const struct gcvm_chunk_queue no_chunks = {0, state, 0u};
   gcvm_bfs_init_shared(sh);
   gcvm_claim_roots(roots, root_count * lane / lanes, root_count * (lane + 1u) / lanes, GCVM_GROUP_SIZE, marks, sh,
                    out);

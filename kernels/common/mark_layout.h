@@ -70,10 +70,12 @@
  * queue of u64 items (vertex << 32 | chunk index; GCVM_CHUNK_NONE until written), so
  * no object is scanned by one group or one thread. Each huge object is claimed once
  * per collection and has more than two chunks, so a queue of 3 * E / (2 * CHUNK) + 1
- * items never fills (device_backend.hpp, chunk_queue_capacity). */
+ * items never fills (device_backend.hpp, chunk_queue_capacity). Async mode cuts
+ * smaller chunks and hands them out by tickets (below). */
 #define GCVM_CHUNK_EDGES 4096u
 #define GCVM_CHUNK_SPLIT (2u * GCVM_CHUNK_EDGES)
 #define GCVM_CHUNK_NONE 0xFFFFFFFFFFFFFFFFull
+#define GCVM_CHUNK_TAKEN 0xFFFFFFFFFFFFFFFEull
 
 /* Async mode (kernels/common/async_mark.h): the queue slot a consumer has taken holds
  * GCVM_SLOT_TAKEN (no object id reaches it), a slot not yet written GCVM_NULL_REF. */
@@ -83,7 +85,7 @@
  * (a power of two) in work-group memory: 1,024, which halves the groups an SM holds
  * against 512 (12 instead of 23 on the H200) but publishes a wide heap's work to the
  * global queue less often (order-service's kernel 25% faster, deep heaps no slower).
- * A group looks at the shared words and the chunk queue every GCVM_ASYNC_POLL rounds;
+ * A group looks at the shared words every GCVM_ASYNC_POLL rounds;
  * a group without work backs off between rounds for up to GCVM_ASYNC_BACKOFF_NS
  * nanoseconds where the device can. */
 #define GCVM_ASYNC_GROUP_SIZE 32
@@ -99,6 +101,14 @@
 #define GCVM_ASYNC_ROW_UNKNOWN 0xFFFFFFFFu
 #define GCVM_ASYNC_POLL 4u
 #define GCVM_ASYNC_BACKOFF_NS 4096u
+/* Async mode's huge objects: more than GCVM_ASYNC_CHUNK_SPLIT references are cut into
+ * chunks of GCVM_ASYNC_CHUNK_EDGES, smaller than the level mode's because a chunk is
+ * one warp's work (a step walks 128 references, so a chunk is four steps). They go to
+ * the same chunk array (items in units of GCVM_ASYNC_CHUNK_EDGES), which async mode
+ * hands out by tickets, one item a group, and marks GCVM_CHUNK_TAKEN once taken
+ * (async_mark.h). */
+#define GCVM_ASYNC_CHUNK_EDGES 512u
+#define GCVM_ASYNC_CHUNK_SPLIT (2u * GCVM_ASYNC_CHUNK_EDGES)
 
 /* Lane mode (sms=split): every group runs its own BFS from a slice of the roots and
  * keeps its queue as an append log in chunks of this many entries, taken from one

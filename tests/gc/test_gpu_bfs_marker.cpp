@@ -189,7 +189,8 @@ TEST_CASE("gpu-bfs splits huge objects into chunks that every group takes, in bo
   const ShapeId node = heap.shapes().intern(2, 0);
   std::vector<ObjectId> arrays;
   for (std::uint64_t length : {std::uint64_t{GCVM_CHUNK_SPLIT}, std::uint64_t{GCVM_CHUNK_SPLIT} + 1, std::uint64_t{12289},
-                               std::uint64_t{100003}, std::uint64_t{4 * GCVM_CHUNK_EDGES}})
+                               std::uint64_t{100003}, std::uint64_t{4 * GCVM_CHUNK_EDGES},
+                               std::uint64_t{GCVM_ASYNC_CHUNK_SPLIT}, std::uint64_t{GCVM_ASYNC_CHUNK_SPLIT} + 1})
     arrays.push_back(heap.allocate_ref_array(length));
   std::vector<ObjectId> nodes;
   for (int i = 0; i < 30000; ++i) nodes.push_back(heap.allocate(node));
@@ -227,6 +228,31 @@ TEST_CASE("gpu-bfs splits huge objects into chunks that every group takes, in bo
   }
 }
 
+TEST_CASE("gpu-bfs async: a stop while a huge object's chunks are queued hands those chunks to the CPU") {
+  // One root array of 2,000,003 elements, 3,907 chunks: one SM's groups, one chunk
+  // each a round, cannot walk them all before the first poll of a round with work,
+  // where a fallback threshold above any pending count stops the device. The chunks
+  // not taken reach the CPU as chunks of async mode's size, every chunk is walked
+  // once, on one side or the other, and the marks equal serial's.
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(1, 0);
+  const ObjectId array = heap.allocate_ref_array(2000003);
+  std::vector<ObjectId> nodes;
+  for (int i = 0; i < 50000; ++i) nodes.push_back(heap.allocate(node));
+  for (std::uint64_t i = 0; i < 2000003; i += 3) heap.store_element(array, i, nodes[(i * 7) % nodes.size()]);
+  for (std::size_t i = 0; i + 1 < nodes.size(); i += 2) heap.store_ref(nodes[i], 0, nodes[i + 1]);
+  const std::vector<ObjectId> roots{array};
+  const MarkRequest request{heap.graph(), roots, heap.blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=async", "fallback=100000000:1", "sms=1"}), device));
+    const MarkStats stats = check_same_as_serial(request, gpu);
+    CHECK(stats.detail("fallback_chunks").value_or(0) > 0);
+    CHECK(stats.detail("fallback_chunks").value_or(0) + stats.detail("chunks").value_or(0) ==
+          (2000003 + GCVM_ASYNC_CHUNK_EDGES - 1) / GCVM_ASYNC_CHUNK_EDGES);
+  }
+}
+
 TEST_CASE("gpu-bfs async: a group walks a chain from its own ring, and wide frontiers spread through the queue") {
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
@@ -240,15 +266,17 @@ TEST_CASE("gpu-bfs async: a group walks a chain from its own ring, and wide fron
     const MarkStats on_chain = async.mark(chain_request, marks);
     CHECK(on_chain.marked_objects == 3000);
     CHECK(on_chain.detail("kept_objects").value_or(-1) == 2999.0);
-    // One object with 3,000 references (more than a ring holds, fewer than are split
-    // into chunks): its discoveries overflow the group's ring, so some of them pass
-    // through the queue.
-    static_assert(3000 > GCVM_ASYNC_RING && 3000 <= GCVM_CHUNK_SPLIT);
-    auto wide = test::build("wide:3000");
+    // One object with 1,000 references (more than a ring keeps between steps, fewer
+    // than are split into chunks): its discoveries overflow the group's ring, so some
+    // of them pass through the queue.
+    static_assert(1000 > GCVM_ASYNC_RING - (GCVM_ASYNC_STEP_REFS + 1) * GCVM_ASYNC_GROUP_SIZE &&
+                  1000 <= GCVM_ASYNC_CHUNK_SPLIT);
+    auto wide = test::build("wide:1000");
     const MarkRequest wide_request{wide.heap->graph(), wide.builder->roots(), wide.heap->blocks().high_water()};
     const MarkStats on_wide = async.mark(wide_request, marks);
-    CHECK(on_wide.marked_objects == 3001);
-    CHECK(on_wide.detail("kept_objects").value_or(-1) < 3000.0);
+    CHECK(on_wide.marked_objects == 1001);
+    CHECK(on_wide.detail("kept_objects").value_or(-1) < 1000.0);
+    CHECK(on_wide.detail("chunks").value_or(-1) == 0.0);
     check_same_as_serial(wide_request, async);
   }
 }
