@@ -140,7 +140,8 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   pause.premarked_objects = MarkBitmap::count_bits(request.premarked);
   const Stopwatch roots_clock;
   backend.begin_mark(request.roots, std::uint64_t{request.block_count} * 2, request.premarked);
-  pause.chunk_capacity = chunk_queue_capacity(mirror.edges(), pause.async ? GCVM_ASYNC_CHUNK_EDGES : GCVM_CHUNK_EDGES);
+  pause.chunk_edges = pause.async ? GCVM_ASYNC_CHUNK_EDGES : GCVM_CHUNK_EDGES;
+  pause.chunk_capacity = chunk_queue_capacity(mirror.edges(), pause.chunk_edges);
   backend.begin_chunks(pause.chunk_capacity);
   pause.roots_ms = roots_clock.elapsed_ms();
   return pause;
@@ -258,8 +259,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     if (fallback_request == nullptr)
       throw MarkError("gpu-bfs: the device stopped for a CPU fallback in a snapshot mark");
     const Stopwatch fallback_clock;
-    cpu_edges = finish_mark_on_cpu(*fallback_request, std::move(pending), out, pending_chunks,
-                                   async ? GCVM_ASYNC_CHUNK_EDGES : GCVM_CHUNK_EDGES);
+    cpu_edges = finish_mark_on_cpu(*fallback_request, std::move(pending), out, pending_chunks, pause.chunk_edges);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 

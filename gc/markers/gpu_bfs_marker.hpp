@@ -57,6 +57,7 @@
 #include "gc/device/device_session.hpp"
 #include "gc/markers/gc_options.hpp"
 #include "gc/markers/marker.hpp"
+#include "kernels/common/mark_layout.h"
 
 namespace gcvm {
 
@@ -109,6 +110,7 @@ class GpuBfsMarker final : public Marker {
     std::uint32_t block_count = 0;
     std::uint32_t root_count = 0;
     std::uint64_t premarked_objects = 0;
+    std::uint32_t chunk_edges = GCVM_CHUNK_EDGES;  // references of a chunk (async mode's are smaller)
     std::uint64_t chunk_capacity = 0;
     double roots_ms = 0;
   };

@@ -171,21 +171,6 @@ GCVM_DEVICE void gcvm_async_spill(GCVM_LOCAL struct gcvm_async_shared* sh, struc
   g->published += n;
 }
 
-/* This thread's huge object `v` of `refs` references: its chunks go on the chunk
- * array, counted in PENDING before they can be seen. */
-GCVM_DEVICE void gcvm_async_offer_chunks(struct gcvm_chunk_queue q, gcvm_u32 v, gcvm_u32 refs) {
-  const gcvm_u32 n = (refs + GCVM_ASYNC_CHUNK_EDGES - 1u) / GCVM_ASYNC_CHUNK_EDGES;
-  GCVM_ATOMIC_ADD(q.state + GCVM_STATE_PENDING, n);
-  const gcvm_u32 first = GCVM_ATOMIC_ADD(q.state + GCVM_STATE_CHUNK_TAIL, n);
-  if ((gcvm_u64)first + n > q.capacity) {
-    q.state[GCVM_STATE_OVERFLOW] = 1u; /* the host discards the mark (never expected) */
-    GCVM_ATOMIC_SUB(q.state + GCVM_STATE_PENDING, n);
-    return;
-  }
-  GCVM_GLOBAL_FENCE(); /* counted before any item is seen */
-  for (gcvm_u32 c = 0u; c < n; ++c) q.items[first + c] = ((gcvm_u64)v << 32) | c;
-}
-
 /* Collective: visits the references of this thread's object `v` (GCVM_NULL_REF: none;
  * its row is `row_degree` references from edge `row_first`, or GCVM_ASYNC_ROW_UNKNOWN:
  * load it) and of the chunk item `item` (GCVM_CHUNK_NONE: none, uniformly) with the
@@ -216,18 +201,13 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
     refs = row_degree != GCVM_ASYNC_ROW_UNKNOWN ? row_degree : degree[v];
     first = row_degree != GCVM_ASYNC_ROW_UNKNOWN ? row_first : begin[v];
     if (refs > GCVM_ASYNC_CHUNK_SPLIT) {
-      gcvm_async_offer_chunks(chunks, v, refs);
+      gcvm_offer_chunks(chunks, v, refs);
       refs = 0u;
     }
   }
   gcvm_u64 chunk_from = 0u;
   gcvm_u64 chunk_end = 0u;
-  if (item != GCVM_CHUNK_NONE) {
-    const gcvm_u32 owner = (gcvm_u32)(item >> 32);
-    const gcvm_u64 owner_end = begin[owner] + degree[owner];
-    chunk_from = begin[owner] + (gcvm_u64)(gcvm_u32)item * GCVM_ASYNC_CHUNK_EDGES;
-    chunk_end = chunk_from + GCVM_ASYNC_CHUNK_EDGES < owner_end ? chunk_from + GCVM_ASYNC_CHUNK_EDGES : owner_end;
-  }
+  if (item != GCVM_CHUNK_NONE) gcvm_chunk_edges(begin, degree, item, chunks.edges_per_chunk, &chunk_from, &chunk_end);
   gcvm_u32 objects_total = 0u;
   sh->base[lid] = gcvm_warp_group_scan(refs, sh->scratch, &objects_total);
   sh->first[lid] = first;
@@ -372,7 +352,8 @@ GCVM_DEVICE void gcvm_bfs_async(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     chunk_ticket = GCVM_ATOMIC_ADD(state + GCVM_STATE_CHUNK_HEAD, 1u);
   }
   ticket = gcvm_warp_group_shuffle(ticket, 0u, sh->scratch);
-  const struct gcvm_chunk_queue chunks = {chunk_items, state, chunk_capacity};
+  const struct gcvm_chunk_queue chunks = {chunk_items, state, state + GCVM_STATE_PENDING, chunk_capacity,
+                                          GCVM_ASYNC_CHUNK_EDGES};
   const int checked = (flags & GCVM_BFS_CHECKED_CLAIM) != 0u;
   const gcvm_u32 poll_word = gcvm_async_poll_word(lid);
   gcvm_u32 slot = ticket + lid;

@@ -77,11 +77,15 @@ struct gcvm_out {
   GCVM_GLOBAL gcvm_u32* pending; /* 0 outside async mode */
 };
 
-/* The chunk queue of huge objects (mark_layout.h). `items` 0: none (lane mode). */
+/* The chunk queue of huge objects (mark_layout.h). `items` 0: none (lane mode).
+ * Chunks of `edges_per_chunk` references (GCVM_CHUNK_EDGES, or in async mode
+ * GCVM_ASYNC_CHUNK_EDGES); in async mode `pending` counts work not yet done. */
 struct gcvm_chunk_queue {
   GCVM_GLOBAL gcvm_u64* items;
   GCVM_GLOBAL gcvm_u32* state;
+  GCVM_GLOBAL gcvm_u32* pending; /* 0 outside async mode */
   gcvm_u32 capacity;
+  gcvm_u32 edges_per_chunk;
 };
 
 /* Thread 0 only: reserves `n` consecutive output slots and returns the first. */
@@ -123,14 +127,17 @@ GCVM_DEVICE int gcvm_claim(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) {
 }
 
 /* One thread: puts the chunks of huge object v (`refs` references) on the chunk
- * queue. */
+ * queue. The pending count is raised before any item can be seen. */
 GCVM_DEVICE void gcvm_offer_chunks(struct gcvm_chunk_queue q, gcvm_u32 v, gcvm_u32 refs) {
-  const gcvm_u32 n = (refs + GCVM_CHUNK_EDGES - 1u) / GCVM_CHUNK_EDGES;
+  const gcvm_u32 n = (refs + q.edges_per_chunk - 1u) / q.edges_per_chunk;
+  if (q.pending != 0) GCVM_ATOMIC_ADD(q.pending, n);
   const gcvm_u32 first = GCVM_ATOMIC_ADD(q.state + GCVM_STATE_CHUNK_TAIL, n);
   if ((gcvm_u64)first + n > q.capacity) {
     q.state[GCVM_STATE_OVERFLOW] = 1u; /* the host discards the mark (never expected) */
+    if (q.pending != 0) GCVM_ATOMIC_SUB(q.pending, n);
     return;
   }
+  if (q.pending != 0) GCVM_GLOBAL_FENCE();
   for (gcvm_u32 c = 0u; c < n; ++c) q.items[first + c] = ((gcvm_u64)v << 32) | c;
 }
 
@@ -378,11 +385,11 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
 /* The edge slots [*from, *end) of chunk-queue item `item` (not GCVM_CHUNK_NONE): chunk
  * (gcvm_u32)item of the object item >> 32, the last one clipped to its end. */
 GCVM_DEVICE void gcvm_chunk_edges(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree, gcvm_u64 item,
-                                  gcvm_u64* from, gcvm_u64* end) {
+                                  gcvm_u32 edges_per_chunk, gcvm_u64* from, gcvm_u64* end) {
   const gcvm_u32 v = (gcvm_u32)(item >> 32);
   const gcvm_u64 object_end = begin[v] + degree[v];
-  *from = begin[v] + (gcvm_u64)(gcvm_u32)item * GCVM_CHUNK_EDGES;
-  *end = *from + GCVM_CHUNK_EDGES < object_end ? *from + GCVM_CHUNK_EDGES : object_end;
+  *from = begin[v] + (gcvm_u64)(gcvm_u32)item * edges_per_chunk;
+  *end = *from + edges_per_chunk < object_end ? *from + edges_per_chunk : object_end;
 }
 
 /* Collective: takes and scans chunk items until the chunk queue is empty (nothing
@@ -402,7 +409,7 @@ GCVM_DEVICE void gcvm_drain_chunks(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
   while (item != GCVM_CHUNK_NONE) {
     gcvm_u64 from = 0u;
     gcvm_u64 end = 0u;
-    gcvm_chunk_edges(begin, degree, item, &from, &end);
+    gcvm_chunk_edges(begin, degree, item, chunks.edges_per_chunk, &from, &end);
     const gcvm_u64 w0 = from / 4u;
     const gcvm_u64 steps = vector ? (end - 1u) / 4u - w0 + 1u : end - from;
     const gcvm_u64 k = step + lid;
@@ -547,7 +554,7 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
 
   gcvm_bfs_init_shared(sh);
   const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + next, 0, state, 0u, 0u, 0};
-  const struct gcvm_chunk_queue chunks = {chunk_items, state, chunk_capacity};
+  const struct gcvm_chunk_queue chunks = {chunk_items, state, 0, chunk_capacity, GCVM_CHUNK_EDGES};
   gcvm_u32 traversed = 0u;
   /* Chunks first: those offered in the last level are then split over every group of
    * this launch, not left to the few groups still scanning when that level ended. */
@@ -581,7 +588,7 @@ GCVM_DEVICE void gcvm_bfs_lane(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLO
   const gcvm_u64 lane = GCVM_GROUP_ID();
   const gcvm_u64 lanes = GCVM_GROUP_COUNT();
   const struct gcvm_out out = {pool, 0, tables + lane * table_chunks, state, pool_chunks, table_chunks, 0};
-  const struct gcvm_chunk_queue no_chunks = {0, state, 0u};
+  const struct gcvm_chunk_queue no_chunks = {0, state, 0, 0u, GCVM_CHUNK_EDGES};
   gcvm_bfs_init_shared(sh);
   gcvm_claim_roots(roots, root_count * lane / lanes, root_count * (lane + 1u) / lanes, GCVM_GROUP_SIZE, marks, sh,
                    out);
