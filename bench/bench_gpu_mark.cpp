@@ -3,7 +3,10 @@
 // with the serial CPU marker on the same heap in the same run.
 //
 //   bench_gpu_mark [--device=auto|cuda|opencl[:N]] [--graphs=a,b,...] [--variants=a,b,...]
-//                  [--repeats=N] [--quick]
+//                  [--variant=LABEL:COLLECTOR:OPTION,OPTION,...]... [--repeats=N] [--quick]
+//
+// --variant adds a variant of one's own (a sweep of an option, say
+// `--variant=wide1:gpu-bfs:queue=levels,wide=1`); with --variants=, name it there too.
 //
 // For each graph: the serial marker (median of N), then each variant: one warm-up
 // collection (its full mirror upload is reported as `upload ms`), then N timed
@@ -19,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -94,6 +98,7 @@ struct Args {
                                      "vp-list", "vp-array", "complete:5000:100", "list:2000000", "list:1000000",
                                      "lists:25600x3000", "rmat:22", "rmat:24"};
   std::vector<std::string> variants;
+  std::vector<Variant> extra_variants;
   int repeats = 5;
 };
 
@@ -108,6 +113,16 @@ Args parse_args(int argc, char** argv) {
       args.graphs = split(value("--graphs="));
     } else if (a.rfind("--variants=", 0) == 0) {
       args.variants = split(value("--variants="));
+    } else if (a.rfind("--variant=", 0) == 0) {
+      const std::string text = value("--variant=");
+      const auto first = text.find(':');
+      const auto second = first == std::string::npos ? first : text.find(':', first + 1);
+      if (second == std::string::npos) {
+        fmt::print(stderr, "bench_gpu_mark: --variant={} is not LABEL:COLLECTOR:OPTIONS\n", text);
+        std::exit(2);
+      }
+      args.extra_variants.push_back(
+          {text.substr(0, first), text.substr(first + 1, second - first - 1), split(text.substr(second + 1))});
     } else if (a.rfind("--repeats=", 0) == 0) {
       args.repeats = std::max(1, std::atoi(value("--repeats=").c_str()));
     } else if (a == "--quick") {
@@ -124,8 +139,7 @@ Args parse_args(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const Args args = parse_args(argc, argv);
+int run(const Args& args) {
   auto probe = open_device(parse_device_selector(args.device));
   if (!probe) {
     fmt::print("bench_gpu_mark: no usable GPU (--device={}); nothing to measure\n", args.device);
@@ -138,6 +152,7 @@ int main(int argc, char** argv) {
              info.index, info.name, info.platform, info.compute_units, info.memory_bytes / 1073741824.0,
              bandwidth / 1e9);
   std::vector<Variant> variants = all_variants();
+  variants.insert(variants.end(), args.extra_variants.begin(), args.extra_variants.end());
   if (!args.variants.empty())
     std::erase_if(variants, [&](const Variant& v) {
       return std::find(args.variants.begin(), args.variants.end(), v.label) == args.variants.end();
@@ -207,4 +222,14 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  const Args args = parse_args(argc, argv);
+  try {
+    return run(args);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_gpu_mark: {}\n", e.what());
+    return 2;
+  }
 }
