@@ -8,12 +8,16 @@
 # MMU at 1, 10 and 100 ms, run time (of the whole process, of the program alone, and
 # outside it: start-up, device opening, exit), GC CPU time. With --out=DIR, each
 # workload's pause timeline, histograms and MMU curves go to DIR/NAME (gnuplot).
+# --device-exit=wait runs the GPU configurations with `--gc-opt device-exit=wait` (the
+# process waits for the driver's teardown, gc/plans/device_exit.hpp); `both` adds, for
+# each GPU configuration, a twin NAME-wait that does.
 #
 # Usage: bench/bench_vm_concurrent.sh [--build=DIR] [--reps=R] [--threads=T] [--device=D] [--out=DIR]
-#                                     [--device-start=open|overlap] [--format=text|markdown|csv|json] [WORKLOAD...]
+#                                     [--device-start=open|overlap] [--device-exit=detach|wait|both]
+#                                     [--format=text|markdown|csv|json] [WORKLOAD...]
 #   WORKLOAD = NAME:HEAP[:ARG,ARG...], e.g. gcbench:64M:0 binary_trees:64M:16
 #   defaults: --build=build/gpu if it holds gcvm, else build/release; --reps=5
-#   --threads=16 --device=cuda --device-start=open --format=markdown; GCBench,
+#   --threads=16 --device=cuda --device-start=open --device-exit=detach --format=markdown; GCBench,
 #   binary-trees and churn_array at full size. --device-start=overlap adds, for each GPU
 #   marker, a concurrent configuration whose device opens while the program runs
 #   (NAME-conc-overlap; gc/plans/device_start.hpp).
@@ -27,6 +31,7 @@ device=cuda
 out=
 format=markdown
 device_start=open
+device_exit=detach
 workloads=()
 for a in "$@"; do
   case "$a" in
@@ -37,7 +42,8 @@ for a in "$@"; do
     --out=*) out="${a#--out=}" ;;
     --format=*) format="${a#--format=}" ;;
     --device-start=open|--device-start=overlap) device_start="${a#--device-start=}" ;;
-    -*) echo "usage: $0 [--build=DIR] [--reps=R] [--threads=T] [--device=D] [--out=DIR] [--device-start=open|overlap] [--format=F] [NAME:HEAP[:ARGS]...]" >&2
+    --device-exit=detach|--device-exit=wait|--device-exit=both) device_exit="${a#--device-exit=}" ;;
+    -*) echo "usage: $0 [--build=DIR] [--reps=R] [--threads=T] [--device=D] [--out=DIR] [--device-start=open|overlap] [--device-exit=detach|wait|both] [--format=F] [NAME:HEAP[:ARGS]...]" >&2
         exit 2 ;;
     *) workloads+=("$a") ;;
   esac
@@ -60,6 +66,16 @@ if [ "$device_start" = overlap ]; then
     configs+=(--config "name=$gc-conc-overlap gc=$gc device=$device plan=concurrent opt=device-start=overlap")
   done
 fi
+gpu_configs=()
+for ((i = 1; i < ${#configs[@]}; i += 2)); do
+  [[ ${configs[i]} == *" gc=gpu-"* ]] || continue
+  case "$device_exit" in
+    wait) configs[i]="${configs[i]} opt=device-exit=wait" ;;
+    both) read -r first rest <<<"${configs[i]}"
+          gpu_configs+=(--config "$first-wait $rest opt=device-exit=wait") ;;
+  esac
+done
+configs+=("${gpu_configs[@]}")
 status=0
 for w in "${workloads[@]}"; do
   IFS=: read -r name heap args <<<"$w"

@@ -11,6 +11,7 @@
 
 #include "gc/device/cuda_host_pinner.hpp"
 #include "gc/device/cuda_memory.hpp"
+#include "gc/device/driver_teardown.hpp"
 #include "kernels/common/mark_layout.h"
 #include "kernels/common/partition_layout.h"
 #include "kernels/cuda/launchers.hpp"
@@ -34,6 +35,7 @@ class CudaBackend final : public DeviceBackend {
  public:
   CudaBackend(DeviceInfo info, int device) : info_(std::move(info)), device_(device) {
     check(cudaSetDevice(device_), "cudaSetDevice");
+    note_driver_state();
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
@@ -500,6 +502,7 @@ std::vector<DeviceInfo> cuda_devices() {
     cudaGetLastError();
     return devices;
   }
+  note_driver_state();
   int driver = 0;
   cudaDriverGetVersion(&driver);
   const int groups_per_sm = cuda::bfs_level_groups_per_sm();

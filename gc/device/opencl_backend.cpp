@@ -8,6 +8,7 @@
 #include <array>
 #include <string>
 
+#include "gc/device/driver_teardown.hpp"
 #include "kernels/common/mark_layout.h"
 #include "kernels/common/partition_layout.h"
 #include "kernels/opencl_sources.hpp"
@@ -199,6 +200,7 @@ class OpenClBackend final : public DeviceBackend {
                                                 reinterpret_cast<cl_context_properties>(device.platform), 0};
     context_ = clCreateContext(properties, 1, &device_, nullptr, nullptr, &status);
     check(status, "clCreateContext");
+    if (info_.type == "gpu") note_driver_state();  // a CPU platform (PoCL) has no driver to tear down
     queue_ = clCreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &status);
     check(status, "clCreateCommandQueue");
     build_program();

@@ -108,6 +108,9 @@ TEST_CASE("concurrent flags that are wrong or out of place exit 2 with one line"
            Case{program + "--gc=parallel --gc-opt device-start=overlap", "device-start applies to GPU markers"},
            Case{program + "--gc=gpu-dfs --gc-opt device-start=soon", "device-start=open|overlap"},
            Case{"mark --graph=list:10 --gc=gpu-bfs --gc-opt device-start=overlap", "gcvm mark marks a heap it has built"},
+           Case{program + "--gc=parallel --gc-opt device-exit=wait", "device-exit applies to GPU markers"},
+           Case{program + "--gc=gpu-bfs --gc-opt device-exit=later", "device-exit=detach|wait"},
+           Case{"replay nothing.gcvmtrace --gc=serial --gc-opt device-exit=detach", "device-exit applies to GPU markers"},
        }) {
     check_usage_error(c.args, c.says);
   }
@@ -172,4 +175,22 @@ TEST_CASE("--gc-opt device-start=overlap: the program runs while the device open
       if (first > 0) CHECK(r.err.find("first on the device (open at ") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("--gc-opt device-exit=detach|wait: the same run either way, on every GPU marker") {
+  const std::string expected = run_gcvm("run " + kWorkloads + "binary_trees.gasm --heap=1M -- 12").out;
+  for (const std::string& flags : gcvm::test::collector_flags()) {
+    if (flags.find("gpu-") == std::string::npos) continue;
+    for (const char* exit : {"detach", "wait"}) {
+      CAPTURE(flags);
+      CAPTURE(std::string(exit));
+      const auto r = run_gcvm("run " + kWorkloads + "binary_trees.gasm --heap=1M --stats=json" + flags +
+                              " --gc-opt device-exit=" + exit + " -- 12");
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      CHECK(r.out == expected);
+      CHECK(nlohmann::json::parse(r.err)["collection_count"].get<int>() > 0);
+    }
+  }
+  const auto mark = run_gcvm("mark --graph=list:100 --gc=gpu-bfs --gc-opt device-exit=wait");
+  CHECK_MESSAGE(mark.exit_code == 0, mark.err);
 }

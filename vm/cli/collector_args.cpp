@@ -24,6 +24,7 @@ CollectorChoice CollectorArgs::choice() const {
   CollectorChoice result = every_option();
   DeviceFallback::take_from(result);
   DeviceStart::take_from(result);
+  DeviceExit::take_from(result);
   return result;
 }
 
@@ -35,6 +36,11 @@ DeviceFallback CollectorArgs::device_fallback() const {
 DeviceStart CollectorArgs::device_start() const {
   CollectorChoice result = every_option();
   return DeviceStart::take_from(result);
+}
+
+DeviceExit CollectorArgs::device_exit() const {
+  CollectorChoice result = every_option();
+  return DeviceExit::take_from(result);
 }
 
 }  // namespace gcvm::cli

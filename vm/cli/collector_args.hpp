@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gc/markers/marker_registry.hpp"
+#include "gc/plans/device_exit.hpp"
 #include "gc/plans/device_fallback.hpp"
 #include "gc/plans/device_start.hpp"
 
@@ -21,7 +22,8 @@ struct CollectorArgs {
 
   /// Adds the four options to `cmd`.
   void add_to(CLI::App& cmd);
-  /// The parsed choice, without the plan's device-error and device-start options;
+  /// The parsed choice, without the plan's device-error, device-start and device-exit
+  /// options;
   /// throws ConfigError for a malformed --gc-opt.
   CollectorChoice choice() const;
   /// What a device error does (--gc-opt device-error, --gc-threads); throws ConfigError
@@ -30,9 +32,12 @@ struct CollectorArgs {
   /// When the device opens (--gc-opt device-start, --gc-threads); throws ConfigError as
   /// choice() does.
   DeviceStart device_start() const;
+  /// How the process leaves once it has opened a device (--gc-opt device-exit); throws
+  /// ConfigError as choice() does.
+  DeviceExit device_exit() const;
 
  private:
-  /// Every --gc-opt, device-error and device-start included.
+  /// Every --gc-opt, device-error, device-start and device-exit included.
   CollectorChoice every_option() const;
 };
 

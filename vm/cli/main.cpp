@@ -4,19 +4,54 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gc/plans/collector.hpp"
 #include "gc/device/device_backend.hpp"
+#include "gc/device/driver_teardown.hpp"
 #include "gc/markers/gc_options.hpp"
 #include "gc/heap/heap_materializer.hpp"
 #include "heapgraph/graph_spec.hpp"
 #include "vm/asm/diagnostics.hpp"
 #include "vm/cli/commands.hpp"
 
+namespace {
+
+using namespace gcvm;
+
+/// The subcommand's exit status; every error it throws becomes one message on stderr.
+int run_subcommand(CLI::App& app, const std::vector<std::pair<std::string, std::function<int()>>>& commands) {
+  try {
+    for (const auto& [name, run] : commands)
+      if (app.got_subcommand(name)) return run();
+  } catch (const vm::AssemblyError& e) {
+    for (const std::string& line : e.lines()) fmt::print(stderr, "{}\n", line);
+    return cli::kExitBadInput;
+  } catch (const InputError& e) {
+    fmt::print(stderr, "gcvm: {}\n", e.what());
+    return cli::kExitBadInput;
+  } catch (const HeapExhausted& e) {
+    fmt::print(stderr, "gcvm: out of memory: {}\n", e.what());
+    return cli::kExitOutOfMemory;
+  } catch (const DeviceError& e) {
+    fmt::print(stderr, "gcvm: device error: {}\n", e.what());
+    return cli::kExitDeviceError;
+  } catch (const VerifyError& e) {
+    fmt::print(stderr, "gcvm: verification failed: {}\n", e.what());
+    return cli::kExitCheckFailed;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gcvm: internal error: {}\n", e.what());
+    return cli::kExitCheckFailed;
+  }
+  return cli::kExitOk;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace gcvm;
   CLI::App app{"gcvm: a research virtual machine for GPU-offloaded garbage collection", "gcvm"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gcvm 0.1");
@@ -52,33 +87,14 @@ int main(int argc, char** argv) {
     return cli::kExitBadInput;
   }
 
-  try {
-    if (app.got_subcommand("mark")) return run_mark();
-    if (app.got_subcommand("devices")) return run_devices();
-    if (app.got_subcommand("replay")) return run_replay();
-    if (app.got_subcommand("trace")) return run_trace();
-    if (app.got_subcommand("run")) return run_run();
-    if (app.got_subcommand("disasm")) return run_disasm();
-    if (app.got_subcommand("analyze")) return run_analyze();
-    if (app.got_subcommand("compare")) return run_compare();
-  } catch (const vm::AssemblyError& e) {
-    for (const std::string& line : e.lines()) fmt::print(stderr, "{}\n", line);
-    return cli::kExitBadInput;
-  } catch (const InputError& e) {
-    fmt::print(stderr, "gcvm: {}\n", e.what());
-    return cli::kExitBadInput;
-  } catch (const HeapExhausted& e) {
-    fmt::print(stderr, "gcvm: out of memory: {}\n", e.what());
-    return cli::kExitOutOfMemory;
-  } catch (const DeviceError& e) {
-    fmt::print(stderr, "gcvm: device error: {}\n", e.what());
-    return cli::kExitDeviceError;
-  } catch (const VerifyError& e) {
-    fmt::print(stderr, "gcvm: verification failed: {}\n", e.what());
-    return cli::kExitCheckFailed;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "gcvm: internal error: {}\n", e.what());
-    return cli::kExitCheckFailed;
-  }
-  return cli::kExitOk;
+  // A run that opened a device leaves without waiting for the driver's teardown
+  // (gc/device/driver_teardown.hpp), once the subcommand has written and closed its outputs.
+  return leave_process(run_subcommand(app, {{"mark", run_mark},
+                                            {"devices", run_devices},
+                                            {"replay", run_replay},
+                                            {"trace", run_trace},
+                                            {"run", run_run},
+                                            {"disasm", run_disasm},
+                                            {"analyze", run_analyze},
+                                            {"compare", run_compare}}));
 }

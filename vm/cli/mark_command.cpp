@@ -112,6 +112,7 @@ int run_boehm_mark(const MarkArgs& args, const GraphSpec& spec, const CollectorC
 int run_mark(const MarkArgs& args) {
   const GraphSpec spec = parse_graph_spec(args.graph);
   const CollectorChoice choice = args.collector.choice();
+  args.collector.device_exit().apply();
   HeapConfig config;
   config.limit_bytes = heap_limit_flag(args.heap);
   const auto size = spec.estimate();

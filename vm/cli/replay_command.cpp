@@ -275,6 +275,7 @@ int replay_snapshot(const ReplayArgs& args, std::unique_ptr<Marker> marker, cons
 
 int run_replay(const ReplayArgs& args) {
   const CollectorChoice choice = args.collector.choice();
+  args.collector.device_exit().apply();
   check_replay_plan(args.plan);
   args.plan.check_collector(choice);
   auto marker = args.collector.device_start().make_marker(choice);

@@ -41,6 +41,7 @@ int run_program(const RunArgs& args) {
   const std::optional<GenerationalOptions> generational = args.plan.generational();
   const std::optional<ConcurrentOptions> concurrent = args.plan.concurrent();
   const CollectorChoice choice = args.collector.choice();
+  args.collector.device_exit().apply();
   args.plan.check_collector(choice);
 #if GCVM_HAVE_BOEHM
   if (collector_is_boehm(choice)) {
