@@ -78,6 +78,8 @@ std::vector<int> files_besides_devices(int keep) {
 
 void note_driver_state() { driver_state.store(true, std::memory_order_relaxed); }
 
+bool driver_state_noted() { return driver_state.load(std::memory_order_relaxed); }
+
 void set_detach_driver_teardown(bool detach) { detach_allowed.store(detach, std::memory_order_relaxed); }
 
 int leave_process(int status) {

@@ -39,6 +39,9 @@ namespace gcvm {
 /// Called by a device backend once it has initialised its driver or opened a device.
 void note_driver_state();
 
+/// Whether a backend has noted driver state in this process.
+bool driver_state_noted();
+
 /// Whether leave_process may detach (default true): `--gc-opt device-exit`.
 void set_detach_driver_teardown(bool detach);
 

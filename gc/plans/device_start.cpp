@@ -77,7 +77,7 @@ void OverlappedStartMarker::start(MarkerFactory open) {
 }
 
 Marker* OverlappedStartMarker::device_in_pause() {
-  if (!interim_) return device_.get();
+  if (switched_) return device_.get();
   if (!open_.load(std::memory_order_acquire)) return nullptr;
   if (thread_.joinable()) thread_.join();
   if (error_) {
@@ -85,7 +85,7 @@ Marker* OverlappedStartMarker::device_in_pause() {
     std::rethrow_exception(std::exchange(error_, nullptr));
   }
   if (!device_) return nullptr;
-  interim_.reset();
+  switched_ = true;
   return device_.get();
 }
 
@@ -123,12 +123,12 @@ std::unique_ptr<SnapshotMark> OverlappedStartMarker::snapshot(const MarkRequest&
   return snapshot;
 }
 
-ThreadPool* OverlappedStartMarker::thread_pool() { return interim_ ? interim_->thread_pool() : device_->thread_pool(); }
+ThreadPool* OverlappedStartMarker::thread_pool() { return switched_ ? device_->thread_pool() : interim_->thread_pool(); }
 
 void OverlappedStartMarker::after_pause() {
   if (device_paused_)
     device_->after_pause();
-  else if (interim_)
+  else
     interim_->after_pause();
 }
 

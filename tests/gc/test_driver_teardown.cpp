@@ -93,6 +93,11 @@ TEST_CASE("leave_process: with driver state, the process exits at once with its 
 
 TEST_CASE("leave_process: without driver state, or with detaching turned off (device-exit=wait), the process "
           "exits as any process does and leaves no keeper") {
-  CHECK(run_harness(false, true) == 0);
   CHECK(run_harness(true, false) == 0);
+  // The leaving process is forked from this one: it has driver state if a device test
+  // of this process opened a CUDA device before.
+  if (gcvm::driver_state_noted())
+    MESSAGE("this process has opened a device: the case without driver state is not run");
+  else
+    CHECK(run_harness(false, true) == 0);
 }
