@@ -2,7 +2,7 @@
 //
 // A GPU driver keeps state for every process that has opened a device (the CUDA
 // context, its memory mappings, the unified-memory state) and tears it down when the
-// process exits. On the H200 machine (CUDA 13.0, persistence mode on) that takes 90-110
+// process exits. On the H200 machine (CUDA 13.0, persistence mode on) that takes 90-120
 // ms after the process's last instruction, whether it returns from main or calls
 // _exit, and whatever it freed before; it is the driver's time, not the collector's,
 // and a run of half a second spends a fifth of its wall time there.

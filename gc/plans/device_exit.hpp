@@ -2,7 +2,7 @@
 // state down: `--gc-opt device-exit=detach|wait` (GPU markers; gcvm run, replay, mark).
 //   detach  the default: the process exits once its outputs are written, and a keeper
 //           process that holds the device files and the address space exits after it,
-//           so the driver's teardown (90-110 ms on the H200 machine) happens there
+//           so the driver's teardown (90-120 ms on the H200 machine) happens there
 //           (gc/device/driver_teardown.hpp: the mechanism and its invariants);
 //   wait    the process tears its driver state down itself and exits after it, as any
 //           CUDA program does: its wall time includes the teardown.

@@ -1,6 +1,6 @@
 // The --gc-opt keys that belong to the plan's handling of a GPU marker's device, not to
-// the marker (device-error, device-start, device-exit): taken out of a CollectorChoice before the
-// marker parses its options, and accepted only with a GPU marker.
+// the marker (device-error, device-start, device-exit): taken out of a CollectorChoice
+// before the marker parses its options, and accepted only with a GPU marker.
 #pragma once
 
 #include <initializer_list>

@@ -14,7 +14,8 @@
 //            a host copy of a graph that has never been copied would cost more pause
 //            than the mark). The first pause that finds the device open uses it from
 //            then on; the CPU marker's threads sleep from then on and go with this
-//            marker (joining them in that pause took 1-3 ms of it on the H200 host).
+//            marker (joining them in that pause made it 0.8-2.6 ms longer on the H200
+//            host).
 //
 // The start-up thread also does what the plan asked before the first pause
 // (Marker::watch): it page-locks the graph and starts the mirror's refresher on it,
@@ -97,8 +98,8 @@ class OverlappedStartMarker final : public Marker {
   };
   /// The starting thread: builds the device marker, hands it what `watch` asked.
   void start(MarkerFactory open);
-  /// In a pause: the device marker if it is open (joining the starting
-  /// thread the first time), null while it starts; rethrows its failure once.
+  /// In a pause: the device marker if it is open (joining the starting thread the first
+  /// time), null while it starts; rethrows its failure once.
   Marker* device_in_pause();
   /// What the switch adds to the first device pause's figures, or a CPU mark's note.
   std::vector<std::pair<std::string, double>> notes(bool on_device);
