@@ -13,7 +13,8 @@ std::optional<std::string> take_device_plan_option(CollectorChoice& choice, std:
     if (option.key != key) return false;
     const std::string flag = fmt::format("--gc-opt {}={}", option.key, option.value);
     if (!choice.name.starts_with("gpu-"))
-      throw ConfigError(fmt::format("{}: --gc={} uses no device; {} applies to GPU markers", flag, choice.name, option.key));
+      throw ConfigError(
+          fmt::format("{}: --gc={} uses no device; {} applies to GPU markers", flag, choice.name, option.key));
     if (std::find(accepted.begin(), accepted.end(), option.value) == accepted.end()) {
       std::string values;
       for (std::string_view value : accepted) {
