@@ -21,14 +21,6 @@ namespace {
 std::atomic<bool> driver_state{false};
 std::atomic<bool> detach_allowed{true};
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// A sanitizer's runtime knows nothing of a process cloned in its address space, and
-// its reports come from the handlers _exit skips: sanitized builds exit normally.
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-
 constexpr std::size_t kKeeperStackBytes = 64 * 1024;
 
 struct Keeper {
@@ -83,7 +75,7 @@ bool driver_state_noted() { return driver_state.load(std::memory_order_relaxed);
 void set_detach_driver_teardown(bool detach) { detach_allowed.store(detach, std::memory_order_relaxed); }
 
 int leave_process(int status) {
-  if (kSanitized || !driver_state.load(std::memory_order_relaxed) || !detach_allowed.load(std::memory_order_relaxed))
+  if (!kDriverTeardownDetaches || !driver_state_noted() || !detach_allowed.load(std::memory_order_relaxed))
     return status;
   std::fflush(nullptr);
   int caller_gone[2];

@@ -16,8 +16,9 @@
 // run, the CUDA runtime's own among them, whose work is that teardown).
 //
 // Invariants:
-// - A process detaches only if a backend noted driver state in it (note_driver_state)
-//   and detaching was not turned off (set_detach_driver_teardown); otherwise
+// - A process detaches only if a backend noted driver state in it (note_driver_state),
+//   detaching was not turned off (set_detach_driver_teardown) and the build is not
+//   sanitized (kDriverTeardownDetaches); otherwise
 //   leave_process returns the status and the process exits as any process does.
 // - The caller calls leave_process last, once every output is written and closed: it
 //   flushes the C streams, nothing more.
@@ -35,6 +36,15 @@
 #pragma once
 
 namespace gcvm {
+
+/// Whether this build can detach at all: a sanitizer's runtime knows nothing of a
+/// process cloned in its address space, and its reports come from the handlers _exit
+/// skips, so sanitized builds always exit as any process does.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kDriverTeardownDetaches = false;
+#else
+inline constexpr bool kDriverTeardownDetaches = true;
+#endif
 
 /// Called by a device backend once it has initialised its driver or opened a device.
 void note_driver_state();

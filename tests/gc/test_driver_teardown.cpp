@@ -18,12 +18,6 @@ namespace {
 
 using gcvm::leave_process;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kDetaches = false;  // sanitized builds exit normally (driver_teardown.cpp)
-#else
-constexpr bool kDetaches = true;
-#endif
-
 // What the harness found, as bits of its exit status.
 constexpr int kStatusWrong = 1;    // the process did not exit with the status it expected
 constexpr int kOutputWrong = 2;    // its output did not arrive, or did not end
@@ -61,7 +55,7 @@ int harness(bool driver_state, bool detach) {
   if (std::string_view(text, got) != "done") result |= kOutputWrong;
   int status = 0;
   if (waitpid(leaving, &status, 0) != leaving) return result | kHarnessFailed;
-  const bool detached = driver_state && detach && kDetaches;
+  const bool detached = driver_state && detach && gcvm::kDriverTeardownDetaches;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != (detached ? 7 : 107)) result |= kStatusWrong;
   int adopted = 0;
   for (;;) {
