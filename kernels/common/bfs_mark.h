@@ -13,7 +13,10 @@
  * read of the mark word, then an atomic OR, and only the thread that flips the bit
  * enqueues it. Each reachable object therefore enters the queue exactly once, the
  * reported edge count equals the serial marker's (DESIGN.md invariant 4), and queue
- * traffic is O(objects) instead of O(references). The paper's variants keep their
+ * traffic is O(objects) instead of O(references). A thread claims the references of
+ * one vector, or of one step of a wide object's walk, together (gcvm_visit_together):
+ * their mark words read at once, then their atomics issued at once, so that its
+ * requests overlap. The paper's variants keep their
  * meaning: the offsets of a group's writes come from a histogram over reference
  * indices (Alg. 2, default) or from a Blelloch prefix sum over per-thread counts
  * (GCVM_BFS_PREFIX); GCVM_BFS_VECTOR reads references as aligned 16-byte vectors
@@ -168,16 +171,40 @@ GCVM_DEVICE void gcvm_visit(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct gcvm_
   if (gcvm_claim(marks, target)) sh->stage[GCVM_ATOMIC_ADD(&sh->stage_count, 1u)] = target;
 }
 
-/* Visits the references of aligned vector `w` that lie in [first, end). */
+/* Claims up to GCVM_VISIT_REFS references at once (GCVM_NULL_REF: none) and stages
+ * those this thread won. Every mark word is read before any claim's atomic is issued,
+ * and every atomic before any answer is used: a thread keeps its requests in flight
+ * together instead of waiting for each reference's round trips in turn (one visit
+ * after another cannot overlap them, since a visit's atomic may write the word the
+ * next one reads). */
+GCVM_DEVICE void gcvm_visit_together(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct gcvm_bfs_shared* sh,
+                                     const gcvm_u32* target, gcvm_u32* traversed) {
+  gcvm_u32 word[GCVM_VISIT_REFS];
+  for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j)
+    word[j] = target[j] != GCVM_NULL_REF ? marks[target[j] >> 5] : 0xFFFFFFFFu;
+  for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j) {
+    const int clear = target[j] != GCVM_NULL_REF && ((word[j] >> (target[j] & 31u)) & 1u) == 0u;
+    word[j] = clear ? gcvm_claim_issue(marks, target[j]) : 0xFFFFFFFFu;
+  }
+  for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j) {
+    if (target[j] == GCVM_NULL_REF) continue;
+    ++*traversed;
+    if (gcvm_claim_won(word[j], target[j])) sh->stage[GCVM_ATOMIC_ADD(&sh->stage_count, 1u)] = target[j];
+  }
+}
+
+/* Visits the references of aligned vector `w` that lie in [first, end), together. */
 GCVM_DEVICE void gcvm_visit_vector(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                    GCVM_LOCAL struct gcvm_bfs_shared* sh, gcvm_u64 w, gcvm_u64 first, gcvm_u64 end,
                                    gcvm_u32* traversed) {
   const gcvm_u32x4 v = ((const GCVM_GLOBAL gcvm_u32x4*)edges)[w];
   const gcvm_u64 e = w * 4u;
-  if (e >= first && e < end) gcvm_visit(marks, sh, v.x, traversed);
-  if (e + 1u >= first && e + 1u < end) gcvm_visit(marks, sh, v.y, traversed);
-  if (e + 2u >= first && e + 2u < end) gcvm_visit(marks, sh, v.z, traversed);
-  if (e + 3u >= first && e + 3u < end) gcvm_visit(marks, sh, v.w, traversed);
+  gcvm_u32 target[GCVM_VISIT_REFS];
+  target[0] = e >= first && e < end ? v.x : GCVM_NULL_REF;
+  target[1] = e + 1u >= first && e + 1u < end ? v.y : GCVM_NULL_REF;
+  target[2] = e + 2u >= first && e + 2u < end ? v.z : GCVM_NULL_REF;
+  target[3] = e + 3u >= first && e + 3u < end ? v.w : GCVM_NULL_REF;
+  gcvm_visit_together(marks, sh, target, traversed);
 }
 
 /* Collective. Moves the staged entries to the output queue when fewer than
@@ -366,12 +393,17 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
   sh->wide_first[lid] = first;
   gcvm_exclusive_scan(sh, wide_degree);
   const gcvm_u32 total = sh->rounds;
-  for (gcvm_u32 base = 0u; base < total; base += GCVM_GROUP_SIZE) {
-    const gcvm_u32 e = base + lid;
-    if (e < total) {
-      const gcvm_u32 owner = gcvm_scan_owner(sh, e);
-      gcvm_visit(marks, sh, edges[sh->wide_first[owner] + (e - sh->scan[owner])], traversed);
+  for (gcvm_u32 base = 0u; base < total; base += GCVM_VISIT_REFS * GCVM_GROUP_SIZE) {
+    gcvm_u32 target[GCVM_VISIT_REFS];
+    for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j) {
+      const gcvm_u32 e = base + j * GCVM_GROUP_SIZE + lid;
+      target[j] = GCVM_NULL_REF;
+      if (e < total) {
+        const gcvm_u32 owner = gcvm_scan_owner(sh, e);
+        target[j] = edges[sh->wide_first[owner] + (e - sh->scan[owner])];
+      }
     }
+    gcvm_visit_together(marks, sh, target, traversed);
     gcvm_stage_flush(sh, out, 0);
   }
 

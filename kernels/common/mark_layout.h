@@ -25,9 +25,12 @@
 
 /* Work-group size of every mark kernel (threads per group / CUDA block). */
 #define GCVM_GROUP_SIZE 256
+/* References a thread of a level kernel claims together (bfs_mark.h,
+ * gcvm_visit_together): one aligned vector, or one step of a wide object's walk. */
+#define GCVM_VISIT_REFS 4
 /* Entries of a group's output staging buffer in local memory; a flush happens when
  * fewer than GCVM_STAGE_SLACK entries are free, and one round adds at most that many. */
-#define GCVM_STAGE_SLACK (4 * GCVM_GROUP_SIZE)
+#define GCVM_STAGE_SLACK (GCVM_VISIT_REFS * GCVM_GROUP_SIZE)
 #define GCVM_STAGE_CAPACITY (2 * GCVM_STAGE_SLACK)
 /* References one thread claims in one prefix-sum round (also its register buffer). */
 #define GCVM_PREFIX_ROUND 16
