@@ -144,6 +144,43 @@ TEST_CASE("gpu-bfs on edge cases: empty roots, null-only objects, self-loops, hu
   }
 }
 
+TEST_CASE("gpu-bfs levels mode: references repeated within one vector or one wide step are claimed once") {
+  // A thread claims a vector's four references, or four of a wide walk's, together:
+  // every mark word read first, then the atomics. Repeated targets, and targets that
+  // share one mark word (neighbouring slots), must still be claimed by one thread
+  // once, and each object scanned once (edge counts equal the serial marker's).
+  const std::vector<GcOptions> matrix = {options_of({"queue=levels"}),
+                                         options_of({"queue=levels", "wide=1"}),
+                                         options_of({"queue=levels", "wide=off"}),
+                                         options_of({"queue=levels", "vector=off", "wide=2"})};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    Heap heap;
+    const ShapeId four = heap.shapes().intern(4, 0);
+    const ShapeId eight = heap.shapes().intern(8, 0);
+    std::vector<ObjectId> neighbours;
+    for (int i = 0; i < 40; ++i) neighbours.push_back(heap.allocate(four));
+    std::vector<ObjectId> roots;
+    const ObjectId same = heap.allocate(four);  // one target four times
+    for (std::uint32_t f = 0; f < 4; ++f) heap.store_ref(same, f, neighbours[0]);
+    const ObjectId pairs = heap.allocate(eight);  // a, b, a, b, then four neighbours in one word
+    for (std::uint32_t f = 0; f < 8; ++f) heap.store_ref(pairs, f, neighbours[f < 4 ? 1 + f % 2 : f]);
+    const ObjectId wide = heap.allocate_ref_array(3000);  // three targets, again and again
+    for (std::uint64_t i = 0; i < 3000; ++i) heap.store_element(wide, i, neighbours[10 + i % 3]);
+    const ObjectId dense = heap.allocate_ref_array(1100);  // every neighbour, each many times
+    for (std::uint64_t i = 0; i < 1100; ++i) heap.store_element(dense, i, neighbours[(i * 7) % neighbours.size()]);
+    for (std::size_t i = 0; i + 1 < neighbours.size(); ++i) heap.store_ref(neighbours[i], 3, neighbours[i + 1]);
+    for (ObjectId root : {same, pairs, wide, dense, same}) roots.push_back(root);
+    for (const GcOptions& options : matrix) {
+      INFO("options: ", describe(options));
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options, device));
+      const MarkRequest request{heap.graph(), roots, heap.blocks().high_water()};
+      const MarkStats got = check_same_as_serial(request, gpu);
+      CHECK(got.marked_objects == neighbours.size() + 4);
+    }
+  }
+}
+
 TEST_CASE("gpu-bfs levels mode falls back when the queue drops below the threshold, not while it still grows") {
   // A binary tree under one root: levels of 1, 2, 4, 8, 16, ... objects, narrow only at
   // the start. A chain hangs off its last leaf: levels of one object at the end.
