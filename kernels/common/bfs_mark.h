@@ -179,13 +179,12 @@ GCVM_DEVICE void gcvm_visit(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct gcvm_
  * next one reads). */
 GCVM_DEVICE void gcvm_visit_together(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct gcvm_bfs_shared* sh,
                                      const gcvm_u32* target, gcvm_u32* traversed) {
+  int clear[GCVM_VISIT_REFS];
+  for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j)
+    clear[j] = target[j] != GCVM_NULL_REF && !gcvm_marked(marks, target[j]);
   gcvm_u32 word[GCVM_VISIT_REFS];
   for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j)
-    word[j] = target[j] != GCVM_NULL_REF ? marks[target[j] >> 5] : 0xFFFFFFFFu;
-  for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j) {
-    const int clear = target[j] != GCVM_NULL_REF && ((word[j] >> (target[j] & 31u)) & 1u) == 0u;
-    word[j] = clear ? gcvm_claim_issue(marks, target[j]) : 0xFFFFFFFFu;
-  }
+    word[j] = clear[j] ? gcvm_claim_issue(marks, target[j]) : 0xFFFFFFFFu;
   for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j) {
     if (target[j] == GCVM_NULL_REF) continue;
     ++*traversed;
