@@ -41,7 +41,8 @@ constexpr std::uint64_t kMaxBulkDegree = 16;  // plain objects (synthetic_heaps.
 }  // namespace
 
 std::string_view graph_spec_forms() {
-  return "single, list:N, lists:KxN, wide:N, vp-list, vp-array, complete:N:R, rmat:SCALE[:EF], random:N:DEGREE, bulk:N:DEGREE";
+  return "single, list:N, lists:KxN, wide:N, vp-list, vp-array, complete:N:R, tree:DEPTH, rmat:SCALE[:EF], "
+         "random:N:DEGREE, bulk:N:DEGREE";
 }
 
 GraphSpec parse_graph_spec(std::string_view text) {
@@ -81,6 +82,10 @@ GraphSpec parse_graph_spec(std::string_view text) {
     spec.kind = SpecKind::Complete;
     spec.a = parse_count(text, "N", parts[1], 1, std::uint64_t{1} << 20);
     spec.b = parse_count(text, "R", parts[2], 0, spec.a);
+  } else if (name == "tree") {
+    expect_parts(2, 2);
+    spec.kind = SpecKind::Tree;
+    spec.a = parse_count(text, "DEPTH", parts[1], 0, 30);
   } else if (name == "rmat") {
     expect_parts(2, 3);
     spec.kind = SpecKind::Rmat;
@@ -111,6 +116,7 @@ GraphSpec::Size GraphSpec::estimate() const {
     case SpecKind::VpList: return {16 * 8192, 16 * 8191};
     case SpecKind::VpArray: return {1024 * 1025, 1024 * 1024};
     case SpecKind::Complete: return {a, a * (a - 1)};
+    case SpecKind::Tree: return {(std::uint64_t{2} << a) - 1, (std::uint64_t{2} << a) - 2};
     case SpecKind::Rmat: return {std::uint64_t{1} << a, b << a};
     case SpecKind::Random:
     case SpecKind::Bulk: return {a, a * b};

@@ -8,6 +8,9 @@
 //   vp-list                16 lists of 8192; only the first list is rooted
 //   vp-array               1024 arrays of 1024 leaves; only the first 64 arrays are roots
 //   complete:N:R           N nodes, each referencing every other node; the first R are roots
+//   tree:DEPTH             a complete binary tree of DEPTH + 1 levels (2^(DEPTH+1) - 1 nodes
+//                          of two references and two scalars, GCBench's Node), built top
+//                          down as GCBench's Populate builds it; the root is the root
 //   rmat:SCALE[:EF]        R-MAT (a,b,c = 0.57,0.19,0.19), 2^SCALE objects, EF*2^SCALE
 //                          references (default EF 16), ids scrambled, 1/64 of objects rooted
 //   random:N:DEGREE        N objects with DEGREE uniformly random references, 1/64 rooted
@@ -35,11 +38,11 @@ class SpecError : public InputError {
   using InputError::InputError;
 };
 
-enum class SpecKind { Single, List, Lists, Wide, VpList, VpArray, Complete, Rmat, Random, Bulk };
+enum class SpecKind { Single, List, Lists, Wide, VpList, VpArray, Complete, Tree, Rmat, Random, Bulk };
 
 struct GraphSpec {
   SpecKind kind = SpecKind::Single;
-  std::uint64_t a = 0;  // N, K, SCALE depending on kind
+  std::uint64_t a = 0;  // N, K, DEPTH, SCALE depending on kind
   std::uint64_t b = 0;  // N (lists), R (complete), EF (rmat), DEGREE (random, bulk)
   std::string text;     // the spec as written
 

@@ -42,6 +42,19 @@ void build_complete(HeapSink& sink, std::uint64_t n, std::uint64_t roots) {
   for (std::uint64_t r = 0; r < roots; ++r) sink.add_root(nodes[r]);
 }
 
+/// Gives `node` two children and builds their subtrees, `depth` levels below it, in
+/// GCBench's Populate order: both children allocated and stored, then the left
+/// subtree, then the right.
+void populate_tree(HeapSink& sink, SinkHandle node, std::uint64_t depth) {
+  if (depth == 0) return;
+  const SinkHandle left = sink.new_object(2, 2);
+  sink.store_ref(node, 0, left);
+  const SinkHandle right = sink.new_object(2, 2);
+  sink.store_ref(node, 1, right);
+  populate_tree(sink, left, depth - 1);
+  populate_tree(sink, right, depth - 1);
+}
+
 /// Creates vertices 0..n-1 (degree from `offsets`), stores `targets`, roots 1/64.
 void materialize_csr(HeapSink& sink, const std::vector<std::uint64_t>& offsets,
                      const std::vector<std::uint32_t>& targets, std::uint64_t seed) {
@@ -158,6 +171,12 @@ void build_synthetic_heap(const GraphSpec& spec, HeapSink& sink, std::uint64_t s
     case SpecKind::Complete:
       build_complete(sink, spec.a, spec.b);
       return;
+    case SpecKind::Tree: {
+      const SinkHandle root = sink.new_object(2, 2);
+      populate_tree(sink, root, spec.a);
+      sink.add_root(root);
+      return;
+    }
     case SpecKind::Rmat:
       build_rmat(sink, static_cast<std::uint32_t>(spec.a), spec.b, seed);
       return;

@@ -186,6 +186,7 @@ class CudaBackend final : public DeviceBackend {
                                   launch.wide_threshold,
                                   launch.fallback_threshold,
                                   launch.fallback_min_level,
+                                  launch.expand_batches,
                                   launch.groups};
     check(cuda::launch_bfs_level(args, stream_), "launching the BFS level kernel");
   }

@@ -58,6 +58,7 @@ struct BfsLaunch {
   std::uint32_t wide_threshold = 16;
   std::uint32_t fallback_threshold = 20;
   std::uint32_t fallback_min_level = 5;
+  std::uint32_t expand_batches = 0;  // levels mode: local expansion (bfs_mark.h), 0 = off
   std::uint32_t narrow_rounds = 64;  // async mode: narrow rounds in a row before the CPU takes over
   std::uint32_t groups = 0;  // work groups per level kernel, or of the async launch
 };

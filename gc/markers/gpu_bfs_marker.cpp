@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
     "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, refresh=on|off, "
-    "claim=checked|direct";
+    "claim=checked|direct, expand=<batches>|off";
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -60,6 +60,8 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       o.sms = option.value == "all" || o.split ? 0 : parse_count(option, option.value, 1);
     } else if (option.key == "claim" && (option.value == "direct" || option.value == "checked")) {
       o.checked_claims = option.value == "checked";
+    } else if (option.key == "expand") {
+      o.expand_batches = option.value == "off" ? 0 : parse_count(option, option.value, 1);
     } else if (option.key == "refresh") {
       o.refresh = parse_switch(option);
     } else if (option.key == "levels-per-check") {
@@ -80,15 +82,15 @@ GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options)
 GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options, std::unique_ptr<DeviceBackend> backend)
     : options_(std::move(options)), session_("gpu-bfs", std::move(backend), options_.refresh) {}
 
-bool GpuBfsMarker::use_async() {
+GpuBfsMarker::Schedule GpuBfsMarker::schedule() {
   const std::uint64_t collection = collections_++;
   switch (options_.queue) {
-    case BfsQueue::Async: return true;
-    case BfsQueue::Levels: return false;
+    case BfsQueue::Async: return Schedule::Async;
+    case BfsQueue::Levels: return Schedule::Levels;
     case BfsQueue::Auto: break;
   }
-  if (collection % kAutoProbeEvery == 0) return false;  // a levels collection counts the heap's depth
-  return levels_last_counted_ > kAutoDeepLevels;
+  if (collection % kAutoProbeEvery == 0) return Schedule::DepthProbe;
+  return depth_last_counted_ > kAutoDeepLevels ? Schedule::Async : Schedule::Levels;
 }
 
 MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
@@ -129,7 +131,9 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   launch.fallback_threshold = options_.fallback_threshold;
   launch.fallback_min_level = options_.fallback_min_levels;
   launch.narrow_rounds = options_.narrow_rounds;
-  pause.async = use_async();
+  const Schedule schedule = this->schedule();
+  pause.async = schedule == Schedule::Async;
+  launch.expand_batches = schedule == Schedule::DepthProbe ? 0 : options_.expand_batches;
   const unsigned resident = pause.async ? backend.async_resident_groups() : info.resident_groups;
   const unsigned per_unit = std::max(1u, resident / std::max(1u, info.compute_units));
   launch.groups = options_.sms == 0 ? std::max(1u, resident)
@@ -227,10 +231,11 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0 && chunk_from == chunk_to) break;
       if (auto_batch) batch = host_checks == 1 ? 1 : std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
     }
-    levels_last_counted_ = state[GCVM_STATE_LEVELS_RUN];
+    const std::uint32_t launches_run = state[GCVM_STATE_LEVELS_RUN];
+    if (launch.expand_batches == 0) depth_last_counted_ = launches_run;  // one launch a BFS level
     const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
     // A fallback is decided by the level after the last that ran, which must be launched.
-    levels_last_needed_ = fallback_level != GCVM_NO_LEVEL ? fallback_level : levels_last_counted_;
+    levels_last_needed_ = fallback_level != GCVM_NO_LEVEL ? fallback_level : launches_run;
     if (fallback_level != GCVM_NO_LEVEL && state[GCVM_STATE_OVERFLOW] == 0) {
       fallback = true;
       const Stopwatch queue_clock;

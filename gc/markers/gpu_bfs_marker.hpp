@@ -11,10 +11,13 @@
 //     one small state read between batches (the first as many levels as the last
 //     levels collection needed, then 1, 2, 4, ... 64), never one per level unless
 //     `levels-per-check=1` asks for it; faster than async on wide,
-//     shallow heaps (R-MAT: 5.5 against 20.5 ms on rmat:24, H100);
-//   queue=auto (the default): levels for the first collection and every 16th, which
-//     count the heap's BFS levels; async for the others while the last count was
-//     above 32 (a deep heap), levels otherwise;
+//     shallow heaps (R-MAT: 5.5 against 20.5 ms on rmat:24, H100). Local expansion:
+//     a group out of queue goes on with the next level of what it claimed while that
+//     fits one batch and no work waits for the next launch, up to `expand` levels, so
+//     narrow levels (a tree's first, chains) cost batches, not launches;
+//   queue=auto (the default): levels without expansion for the first collection and
+//     every 16th, which then count the heap's BFS levels; async for the others while
+//     the last count was above 32 (a deep heap), levels otherwise;
 // → (fallback) download what is left (a short level queue, or the async queue's
 // untaken slots, and unscanned chunks of huge objects) and finish on the CPU →
 // download the mark bitmap (with the last state read, when that read was expected to
@@ -40,8 +43,11 @@
 //   refresh=on|off             the mirror refreshed between pauses (DeviceSession)
 //   claim=checked|direct       async mode: read the mark word before the claim's
 //                              atomic, or take the atomic at once
+//   expand=<batches>|off       levels mode: local expansion of a narrow launch, at
+//                              most this many batches a group (off: the paper's one
+//                              level a launch)
 // Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
-// (levels), all SMs, refresh on, checked claims. Objects of more than
+// (levels), all SMs, refresh on, checked claims, expand 32. Objects of more than
 // GCVM_CHUNK_SPLIT references are always split into chunks that every group takes
 // (kernels/common/bfs_mark.h).
 //
@@ -77,6 +83,7 @@ struct GpuBfsMarkerOptions {
   std::uint32_t levels_per_check = 0;  // 0 = auto (the last depth, then doubling)
   bool refresh = true;                 // the mirror refreshed between pauses (DeviceSession)
   bool checked_claims = true;          // async: a plain read of the mark word before the claim's atomic
+  std::uint32_t expand_batches = 32;   // levels mode: local expansion of a narrow launch, 0 = off
   DeviceSelector device;
 
   static GpuBfsMarkerOptions parse(const GcOptions& options, const std::string& device);
@@ -121,18 +128,23 @@ class GpuBfsMarker final : public Marker {
   MarkStats finish_on_device(DeviceBackend& backend, GraphMirror& mirror, const Pause& pause,
                              const MarkRequest* fallback_request, MarkBitmap& out);
   /// This collection's schedule (queue=auto: the policy in the header comment).
-  bool use_async();
+  enum class Schedule {
+    Async,
+    Levels,
+    DepthProbe,  // levels without local expansion, so that the launches count the heap's BFS levels
+  };
+  Schedule schedule();
 
-  /// queue=auto: a levels collection every this many, and async in between when it
-  /// ran more than kAutoDeepLevels levels (on the H200, GCBench's 17 levels mark
+  /// queue=auto: a depth probe every this many collections, and async in between when
+  /// it counted more than kAutoDeepLevels levels (on the H200, GCBench's 17 levels mark
   /// faster in levels mode, a real heap of 64 counted levels faster async).
   static constexpr std::uint64_t kAutoProbeEvery = 16;
   static constexpr std::uint32_t kAutoDeepLevels = 32;
 
   GpuBfsMarkerOptions options_;
   std::uint64_t collections_ = 0;
-  std::uint32_t levels_last_counted_ = 0;  // levels that ran in the last levels collection
-  std::uint32_t levels_last_needed_ = 0;   // level launches that finished it
+  std::uint32_t depth_last_counted_ = 0;  // BFS levels of the last levels collection without expansion
+  std::uint32_t levels_last_needed_ = 0;  // level launches that finished the last levels collection
   DeviceSession session_;
 };
 

@@ -22,7 +22,8 @@ struct BfsLevelArgs {
   std::uint32_t* out_queue;
   std::uint32_t* state;
   std::uint64_t* chunk_items;
-  std::uint32_t chunk_capacity, level, flags, wide_threshold, fallback_threshold, fallback_min_level, groups;
+  std::uint32_t chunk_capacity, level, flags, wide_threshold, fallback_threshold, fallback_min_level, expand_batches,
+      groups;
 };
 
 cudaError_t launch_bfs_level(const BfsLevelArgs& args, cudaStream_t stream);

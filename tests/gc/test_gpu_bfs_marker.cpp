@@ -45,6 +45,10 @@ std::vector<GcOptions> option_matrix() {
   matrix.push_back(options_of({"sms=split", "offsets=prefix", "vector=off", "wide=1"}));
   matrix.push_back(options_of({"levels-per-check=1", "wide=3"}));
   matrix.push_back(options_of({"levels-per-check=7", "offsets=prefix", "fallback=1000:0"}));
+  matrix.push_back(options_of({"queue=levels", "expand=off"}));
+  matrix.push_back(options_of({"queue=levels", "expand=1", "wide=1"}));
+  matrix.push_back(options_of({"queue=levels", "expand=1000", "offsets=prefix", "fallback=20:5"}));
+  matrix.push_back(options_of({"queue=levels", "expand=3", "vector=off", "fallback=2:1"}));
   return matrix;
 }
 
@@ -86,7 +90,7 @@ void check_spec(const std::string& spec, const std::vector<GcOptions>& matrix) {
 
 TEST_CASE("gpu-bfs marks every paper heap exactly like the serial marker, with every option") {
   const auto matrix = option_matrix();
-  for (const char* spec : {"single", "list:3000", "lists:64x100", "wide:1000", "vp-list", "complete:150:4"})
+  for (const char* spec : {"single", "list:3000", "lists:64x100", "wide:1000", "vp-list", "complete:150:4", "tree:10"})
     check_spec(spec, matrix);
 }
 
@@ -96,6 +100,8 @@ TEST_CASE("gpu-bfs on random graphs of many shapes") {
                                          options_of({"queue=levels", "offsets=prefix", "vector=off"}),
                                          options_of({"queue=levels", "wide=off", "fallback=off"}),
                                          options_of({"queue=levels", "offsets=prefix", "wide=2", "fallback=off"}),
+                                         options_of({"queue=levels", "expand=off"}),
+                                         options_of({"queue=levels", "expand=2", "fallback=off"}),
                                          options_of({"sms=split"})};
   for (const char* spec : {"rmat:13", "rmat:11:40", "random:20000:0", "random:20000:1", "random:3000:40", "lists:7x3"})
     check_spec(spec, matrix);
@@ -196,7 +202,8 @@ TEST_CASE("gpu-bfs levels mode falls back when the queue drops below the thresho
   const MarkRequest tree_only{heap.graph(), roots, heap.blocks().high_water()};
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
-    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=20:5"}), device));
+    GpuBfsMarker gpu(
+        GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=20:5", "expand=off"}), device));
     const MarkStats stats = check_same_as_serial(tree_only, gpu);
     CHECK(stats.detail("fallback_level").value_or(0) == -1.0);  // 16 objects at level 5, growing
     CHECK(stats.detail("fallback_objects").value_or(-1) == 0.0);
@@ -210,12 +217,42 @@ TEST_CASE("gpu-bfs levels mode falls back when the queue drops below the thresho
   const MarkRequest with_chain{heap.graph(), roots, heap.blocks().high_water()};
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
-    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=20:5"}), device));
+    GpuBfsMarker gpu(
+        GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=20:5", "expand=off"}), device));
     const MarkStats stats = check_same_as_serial(with_chain, gpu);
     // Levels 1-13 are the tree's (4,096 leaves at level 13); level 14, the chain's first
     // object, is the first level under the threshold and no longer than its predecessor.
     CHECK(stats.detail("fallback_level").value_or(0) == 14.0);
     CHECK(stats.detail("fallback_objects").value_or(0) == 1.0);
+  }
+}
+
+TEST_CASE("gpu-bfs levels mode: a narrow launch expands locally; depth probes and expand=off run a level a launch") {
+  // GCBench's long-lived tree: 13 BFS levels of 1, 2, 4, ... 4,096 objects.
+  auto built = test::build("tree:12");
+  const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    GpuBfsMarker paper(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "expand=off"}), device));
+    const MarkStats one_level = check_same_as_serial(request, paper);
+    CHECK(one_level.detail("iterations") == 13.0);
+    CHECK(one_level.detail("kept_objects") == 0.0);
+    for (const char* expand : {"expand=1", "expand=32"}) {
+      CAPTURE(std::string(expand));
+      GpuBfsMarker expanded(GpuBfsMarkerOptions::parse(options_of({"queue=levels", expand}), device));
+      const MarkStats stats = check_same_as_serial(request, expanded);
+      CHECK(stats.detail("iterations").value_or(99) < 13.0);
+      CHECK(stats.detail("kept_objects").value_or(0) > 0.0);
+    }
+    // queue=auto: the first collection is a depth probe; 13 levels is shallow, so the
+    // next runs levels mode, expanded.
+    GpuBfsMarker automatic(GpuBfsMarkerOptions::parse({}, device));
+    const MarkStats probe = check_same_as_serial(request, automatic);
+    CHECK(probe.detail("iterations") == 13.0);
+    CHECK(probe.detail("kept_objects") == 0.0);
+    const MarkStats next = check_same_as_serial(request, automatic);
+    CHECK(next.detail("async") == 0.0);
+    CHECK(next.detail("kept_objects").value_or(0) > 0.0);
   }
 }
 
@@ -345,9 +382,13 @@ TEST_CASE("gpu-bfs levels mode: the first batch, sized from the last collection,
           "depth, size and graph change; the marks come with the last check") {
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
-    for (const char* fallback : {"fallback=off", "fallback=20:5"}) {
-      CAPTURE(std::string(fallback));
-      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", fallback}), device));
+    for (const auto& [fallback, expand] : {std::pair<std::string, std::string>{"fallback=off", "expand=off"},
+                                           {"fallback=20:5", "expand=off"},
+                                           {"fallback=off", "expand=32"}}) {
+      CAPTURE(fallback);
+      CAPTURE(expand);
+      GpuBfsMarker gpu(
+          GpuBfsMarkerOptions::parse(options_of({"queue=levels", fallback.c_str(), expand.c_str()}), device));
       // Same heap (the same first batch), deeper heap (another), larger heap (the
       // device's arrays move), and back.
       for (const char* spec : {"vp-array", "vp-array", "lists:8x300", "lists:8x300", "rmat:14", "rmat:14", "vp-array"}) {
@@ -357,10 +398,12 @@ TEST_CASE("gpu-bfs levels mode: the first batch, sized from the last collection,
         for (int collection = 0; collection < 3; ++collection) {
           CAPTURE(collection);
           const MarkStats stats = check_same_as_serial(request, gpu);
-          // Every collection after the first on a heap predicts its depth, so its
-          // first check is its last and brings the marks, unless the heap is deeper
-          // than one batch (300 levels of lists, without a fallback at level 5).
-          const bool one_batch = std::string(spec) != "lists:8x300" || std::string(fallback) != "fallback=off";
+          // Every collection after the first on a heap predicts its launches, so its
+          // first check is its last and brings the marks, unless the heap needs more
+          // than one batch (300 levels of lists a launch each, without a fallback at
+          // level 5; expanded, a launch walks 33 of them).
+          const bool one_batch =
+              std::string(spec) != "lists:8x300" || fallback != "fallback=off" || expand != "expand=off";
           if (collection > 0) CHECK(stats.detail("marks_with_state") == (one_batch ? 1.0 : 0.0));
           if (collection > 0 && one_batch) CHECK(stats.detail("host_checks") == 1.0);
         }
@@ -403,6 +446,8 @@ TEST_CASE("gpu-bfs rejects bad options and devices with one clear message") {
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"wide=0"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"fallback=20"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"levels-per-check=65"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"expand=0"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"expand=many"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"colour=red"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "vulkan"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "cuda:x"), ConfigError);

@@ -166,7 +166,7 @@ TEST_CASE("gpu-dfs option parsing rejects what it does not know") {
 
 TEST_CASE("gpu-dfs matches the serial marker on every synthetic spec, for every option combination") {
   const char* specs[] = {"single",   "list:3000",         "lists:64x100", "wide:2000", "vp-list",
-                         "vp-array", "complete:300:10",   "rmat:12",      "random:4000:3"};
+                         "vp-array", "complete:300:10",   "rmat:12",      "random:4000:3", "tree:10"};
   std::vector<test::BuiltHeap> heaps;
   for (const char* spec : specs) heaps.push_back(test::build(spec));
   auto grid = ablation_grid();

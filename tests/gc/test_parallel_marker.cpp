@@ -43,7 +43,8 @@ constexpr unsigned kThreadCounts[] = {1, 2, 3, 8};
 
 TEST_CASE("parallel marker: bit-identical to serial on every synthetic spec, 1/2/3/8 threads, two chunk sizes") {
   const char* specs[] = {"single",  "list:5000",         "lists:64x300",   "wide:5000",     "vp-list",
-                         "vp-array", "complete:200:5",   "rmat:12",        "rmat:11:40",    "random:4000:3"};
+                         "vp-array", "complete:200:5",   "rmat:12",        "rmat:11:40",    "random:4000:3",
+                         "tree:10"};
   for (const char* spec : specs) {
     auto built = test::build(spec);
     for (unsigned threads : kThreadCounts)

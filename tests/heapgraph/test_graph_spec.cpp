@@ -16,6 +16,8 @@ TEST_CASE("every spec form parses and estimates its size") {
   CHECK(parse_graph_spec("vp-list").estimate().objects == 131072);
   CHECK(parse_graph_spec("vp-array").estimate().objects == 1049600);
   CHECK(parse_graph_spec("complete:5000:100").estimate().references == 5000ull * 4999);
+  CHECK(parse_graph_spec("tree:16").estimate().objects == 131071);
+  CHECK(parse_graph_spec("tree:0").estimate().references == 0);
   CHECK(parse_graph_spec("rmat:22").estimate().references == (16ull << 22));
   CHECK(parse_graph_spec("rmat:10:8").b == 8);
   CHECK(parse_graph_spec("random:1000:4").estimate().references == 4000);
@@ -30,7 +32,9 @@ TEST_CASE("bad specs give one clear message") {
     }
     return std::string("accepted");
   };
-  CHECK(message("tree:5").find("is not one of") != std::string::npos);
+  CHECK(message("ring:5").find("is not one of") != std::string::npos);
+  CHECK(message("tree:31").find("DEPTH must be between 0 and 30") != std::string::npos);
+  CHECK(message("tree").find("is not one of") != std::string::npos);
   CHECK(message("list") .find("is not one of") != std::string::npos);
   CHECK(message("list:abc").find("'abc' is not a whole number") != std::string::npos);
   CHECK(message("list:0").find("between 1 and") != std::string::npos);
@@ -40,6 +44,16 @@ TEST_CASE("bad specs give one clear message") {
   CHECK(message("rmat:40").find("SCALE must be between 1 and 31") != std::string::npos);
   CHECK(message("list:99999999999999999999999").find("not a whole number") != std::string::npos);
   CHECK(message("").find("is not one of") != std::string::npos);
+}
+
+TEST_CASE("tree:DEPTH is a complete binary tree under one root") {
+  AdjacencyGraph tree;
+  build_synthetic_heap(parse_graph_spec("tree:3"), tree, 1);
+  CHECK(tree.object_count() == 15);
+  CHECK(tree.reference_count() == 14);
+  CHECK(tree.roots().size() == 1);
+  CHECK(tree.reachable_count() == 15);
+  for (SinkHandle v = 0; v < tree.object_count(); ++v) CHECK((tree.out_edges(v).size() == 0 || tree.out_edges(v).size() == 2));
 }
 
 TEST_CASE("random graphs are deterministic for a seed and differ across seeds") {
