@@ -131,19 +131,9 @@ class CudaBackend final : public DeviceBackend {
     else
       check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data(), layout.bytes, cudaMemcpyHostToDevice, stream_),
             "uploading the mirror patch");
-    const auto* patch = patch_.as<std::uint32_t>();
-    constexpr std::uint64_t kWord = sizeof(std::uint32_t);
-    for (const MirrorPatchLayout::Pairs& pairs : layout.edge_pairs)
-      check(cuda::launch_patch_pairs(edges_.as<std::uint32_t>(), patch, pairs.offset / kWord, pairs.count, pairs.base,
-                                     stream_),
-            "launching the mirror patch kernel (pairs)");
-    check(cuda::launch_patch_records(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), patch,
-                                     layout.records_offset / kWord, layout.record_count, stream_),
-          "launching the mirror patch kernel (records)");
-    for (const MirrorPatchLayout::Runs& runs : layout.runs)
-      check(cuda::launch_patch_runs(mirror_array(runs.array).as<std::uint32_t>(), patch, runs.offset / kWord,
-                                    runs.count, stream_),
-            "launching the mirror patch kernel (runs)");
+    check(cuda::launch_apply_patch(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
+                                   patch_.as<std::uint32_t>(), layout.kernel_groups(), stream_),
+          "launching the mirror patch kernel");
   }
 
   void finish_sync() override { check(cudaStreamSynchronize(stream_), "syncing the reference graph"); }

@@ -209,8 +209,8 @@ class OpenClBackend final : public DeviceBackend {
   ~OpenClBackend() override {
     release_events();
     patch_host_.release();  // unmaps through queue_, so before it goes
-    for (cl_kernel k : {seed_, level_, lanes_, fill_, patch_runs_, patch_pairs_, patch_records_, async_seed_, async_,
-                        async_gather_, dfs_seed_, dfs_run_, dfs_gather_, part_claim_, part_scan_})
+    for (cl_kernel k : {seed_, level_, lanes_, fill_, apply_patch_, async_seed_, async_, async_gather_, dfs_seed_,
+                        dfs_run_, dfs_gather_, part_claim_, part_scan_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -254,23 +254,8 @@ class OpenClBackend final : public DeviceBackend {
     patch_.reserve(context_, layout.bytes, "the mirror patch");
     check(clEnqueueWriteBuffer(queue_, patch_.get(), CL_FALSE, 0, layout.bytes, patch_host_.data(), 0, nullptr, nullptr),
           "uploading the mirror patch");
-    constexpr cl_ulong kWord = sizeof(std::uint32_t);
-    for (const MirrorPatchLayout::Pairs& pairs : layout.edge_pairs) {
-      const cl_ulong first = pairs.offset / kWord, count = pairs.count, base = pairs.base;
-      set_args(patch_pairs_, edges_.get(), patch_.get(), first, count, base);
-      launch_kernel(patch_pairs_, item_groups(count), "the mirror patch kernel (pairs)");
-    }
-    if (layout.record_count != 0) {
-      const cl_ulong first = layout.records_offset / kWord, count = layout.record_count;
-      set_args(patch_records_, begin_.get(), degree_.get(), patch_.get(), first, count);
-      launch_kernel(patch_records_, item_groups(count), "the mirror patch kernel (records)");
-    }
-    for (const MirrorPatchLayout::Runs& runs : layout.runs) {
-      const cl_ulong headers = runs.offset / kWord, count = runs.count;
-      set_args(patch_runs_, mirror_array(runs.array).get(), patch_.get(), headers, count);
-      launch_kernel(patch_runs_, static_cast<std::uint32_t>(std::min<cl_ulong>(count, 4096)),
-                    "the mirror patch kernel (runs)");
-    }
+    set_args(apply_patch_, begin_.get(), degree_.get(), edges_.get(), patch_.get());
+    launch_kernel(apply_patch_, layout.kernel_groups(), "the mirror patch kernel");
   }
 
   void finish_sync() override { check(clFinish(queue_), "syncing the reference graph"); }
@@ -551,9 +536,7 @@ class OpenClBackend final : public DeviceBackend {
     level_ = make_kernel("gcvm_bfs_level_kernel");
     lanes_ = make_kernel("gcvm_bfs_lane_kernel");
     fill_ = make_kernel("gcvm_fill_kernel");
-    patch_runs_ = make_kernel("gcvm_patch_runs_kernel");
-    patch_pairs_ = make_kernel("gcvm_patch_pairs_kernel");
-    patch_records_ = make_kernel("gcvm_patch_records_kernel");
+    apply_patch_ = make_kernel("gcvm_apply_patch_kernel");
     async_seed_ = make_kernel("gcvm_bfs_async_seed_kernel");
     async_ = make_kernel("gcvm_bfs_async_kernel");
     async_gather_ = make_kernel("gcvm_async_gather_kernel");
@@ -613,7 +596,7 @@ class OpenClBackend final : public DeviceBackend {
   cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
   cl_kernel seed_ = nullptr, level_ = nullptr, lanes_ = nullptr, fill_ = nullptr;
-  cl_kernel patch_runs_ = nullptr, patch_pairs_ = nullptr, patch_records_ = nullptr;
+  cl_kernel apply_patch_ = nullptr;
   cl_kernel async_seed_ = nullptr, async_ = nullptr, async_gather_ = nullptr;
   cl_event start_ = nullptr, stop_ = nullptr;
   ClBuffer begin_, degree_, edges_, marks_, roots_, state_, patch_;

@@ -37,19 +37,9 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
   gcvm_fill_words(words, count, even, odd);
 }
 
-__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_patch_runs_kernel(
-    __global uint* destination, __global const uint* patch, ulong headers, ulong count) {
-  gcvm_patch_runs(destination, patch, headers, count);
-}
-
-__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_patch_pairs_kernel(
-    __global uint* edges, __global const uint* patch, ulong first, ulong count, ulong base) {
-  gcvm_patch_pairs(edges, patch, first, count, base);
-}
-
-__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_patch_records_kernel(
-    __global ulong* begin, __global uint* degree, __global const uint* patch, ulong first, ulong count) {
-  gcvm_patch_records(begin, degree, patch, first, count);
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_apply_patch_kernel(
+    __global ulong* begin, __global uint* degree, __global uint* edges, __global const uint* patch) {
+  gcvm_apply_patch(begin, degree, edges, patch);
 }
 
 /* ---- gpu-bfs async mode (async_mark.h, embedded after bfs_mark.h) ---- */
