@@ -5,9 +5,9 @@
 // which both launch the same kernel source (kernels/common/*.h).
 //
 // Device memory of one backend instance: the graph mirror (begin, degree, edges:
-// kernels/common/mark_layout.h), the roots, the mark bitmap, two frontier queues of
-// one entry per vertex, and the level state. The mirror persists between
-// collections; everything else is per collection.
+// kernels/common/mark_layout.h), the mark bitmap, two frontier queues of one entry
+// per vertex, and the level state with the roots after it (one buffer). The mirror
+// persists between collections; everything else is per collection.
 //
 // Invariants:
 // - After `reserve_graph(V, E, keep_v, keep_e)` the mirror can hold V vertices and E
@@ -205,9 +205,9 @@ class DeviceBackend {
   virtual void finish_sync() = 0;
 
   // --- one collection ---
-  /// Uploads the roots, sets the mark bitmap (`mark_words` 32-bit words) to
-  /// `premarked` (64-bit words, MarkRequest::premarked; zero beyond it) and clears the
-  /// level state.
+  /// Uploads the cleared level state and the roots with one copy (they share a
+  /// buffer: mark_layout.h, GCVM_STATE_ROOTS) and sets the mark bitmap (`mark_words`
+  /// 32-bit words) to `premarked` (64-bit words, MarkRequest::premarked; zero beyond it).
   virtual void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                           std::span<const std::uint64_t> premarked) = 0;
   virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;
