@@ -39,7 +39,9 @@ class CudaBackend final : public DeviceBackend {
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
-    state_.reserve(GCVM_STATE_WORDS * sizeof(std::uint32_t), "the level state");
+    state_and_roots_.reserve((GCVM_STATE_ROOTS + 1) * sizeof(std::uint32_t), "the level state and the roots");
+    initial_state_.fill(0);
+    initial_state_[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
     staging_.prepare();
     readback_.prepare();
   }
@@ -131,43 +133,33 @@ class CudaBackend final : public DeviceBackend {
     else
       check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data(), layout.bytes, cudaMemcpyHostToDevice, stream_),
             "uploading the mirror patch");
-    const auto* patch = patch_.as<std::uint32_t>();
-    constexpr std::uint64_t kWord = sizeof(std::uint32_t);
-    for (const MirrorPatchLayout::Pairs& pairs : layout.edge_pairs)
-      check(cuda::launch_patch_pairs(edges_.as<std::uint32_t>(), patch, pairs.offset / kWord, pairs.count, pairs.base,
-                                     stream_),
-            "launching the mirror patch kernel (pairs)");
-    check(cuda::launch_patch_records(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), patch,
-                                     layout.records_offset / kWord, layout.record_count, stream_),
-          "launching the mirror patch kernel (records)");
-    for (const MirrorPatchLayout::Runs& runs : layout.runs)
-      check(cuda::launch_patch_runs(mirror_array(runs.array).as<std::uint32_t>(), patch, runs.offset / kWord,
-                                    runs.count, stream_),
-            "launching the mirror patch kernel (runs)");
+    check(cuda::launch_apply_patch(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
+                                   patch_.as<std::uint32_t>(), layout.kernel_groups(), stream_),
+          "launching the mirror patch kernel");
   }
 
   void finish_sync() override { check(cudaStreamSynchronize(stream_), "syncing the reference graph"); }
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
-    roots_.reserve(std::max<std::size_t>(roots.size(), 1) * sizeof(ObjectId), "the roots");
+    state_and_roots_.reserve((GCVM_STATE_ROOTS + std::max<std::size_t>(roots.size(), 1)) * sizeof(std::uint32_t),
+                             "the level state and the roots");
     marks_.reserve(std::max<std::uint64_t>(mark_words, 1) * sizeof(std::uint32_t), "the mark bitmap");
-    copy_in(roots_.as<void>(), roots.data(), roots.size_bytes());
+    const std::array<std::span<const std::byte>, 2> state_and_roots{std::as_bytes(std::span(initial_state_)),
+                                                                    std::as_bytes(roots)};
+    staging_.copy(state_and_roots_.as<void>(), state_and_roots, stream_);
     const std::uint64_t bytes = mark_words * sizeof(std::uint32_t);
     const std::uint64_t premarked_bytes = std::min<std::uint64_t>(premarked.size_bytes(), bytes);
     copy_in(marks_.as<void>(), premarked.data(), premarked_bytes);
     check(cudaMemsetAsync(marks_.as<std::byte>() + premarked_bytes, 0, bytes - premarked_bytes, stream_),
           "clearing the mark bitmap");
-    std::array<std::uint32_t, GCVM_STATE_WORDS> state{};
-    state[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
-    copy_in(state_.as<void>(), state.data(), sizeof(state));
   }
 
   void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
     queues_[0].reserve(queue_bytes_, "a frontier queue");
     queues_[1].reserve(queue_bytes_, "a frontier queue");
-    check(cuda::launch_bfs_seed(roots_.as<std::uint32_t>(), root_count, marks_.as<std::uint32_t>(),
-                                queues_[1].as<std::uint32_t>(), state_.as<std::uint32_t>(), groups, stream_),
+    check(cuda::launch_bfs_seed(device_roots(), root_count, marks_.as<std::uint32_t>(),
+                                queues_[1].as<std::uint32_t>(), level_state(), groups, stream_),
           "launching the BFS seed kernel");
   }
 
@@ -178,7 +170,7 @@ class CudaBackend final : public DeviceBackend {
                                   marks_.as<std::uint32_t>(),
                                   queues_[level % 2].as<std::uint32_t>(),
                                   queues_[(level + 1) % 2].as<std::uint32_t>(),
-                                  state_.as<std::uint32_t>(),
+                                  level_state(),
                                   chunks_.as<std::uint64_t>(),
                                   chunk_capacity_,
                                   level,
@@ -208,8 +200,8 @@ class CudaBackend final : public DeviceBackend {
   void launch_bfs_async_seed(std::uint32_t root_count, std::uint32_t groups) override {
     queues_[0].reserve(queue_bytes_, "the async queue");
     check(cudaMemsetAsync(queues_[0].as<void>(), 0xFF, queue_bytes_, stream_), "clearing the async queue");
-    check(cuda::launch_bfs_async_seed(roots_.as<std::uint32_t>(), root_count, marks_.as<std::uint32_t>(),
-                                      queues_[0].as<std::uint32_t>(), state_.as<std::uint32_t>(), groups, stream_),
+    check(cuda::launch_bfs_async_seed(device_roots(), root_count, marks_.as<std::uint32_t>(),
+                                      queues_[0].as<std::uint32_t>(), level_state(), groups, stream_),
           "launching the async seed kernel");
   }
 
@@ -222,7 +214,7 @@ class CudaBackend final : public DeviceBackend {
                                   static_cast<std::uint32_t>(queue_bytes_ / sizeof(std::uint32_t)),
                                   chunks_.as<std::uint64_t>(),
                                   chunk_capacity_,
-                                  state_.as<std::uint32_t>(),
+                                  level_state(),
                                   launch.flags,
                                   launch.fallback_threshold,
                                   launch.narrow_rounds,
@@ -254,16 +246,16 @@ class CudaBackend final : public DeviceBackend {
     lane_pool_.reserve(std::uint64_t{pool_chunks} * GCVM_LANE_CHUNK * sizeof(std::uint32_t), "the lanes' queue pool");
     lane_tables_.reserve(std::uint64_t{table_chunks} * launch.groups * sizeof(std::uint32_t), "the lanes' chunk tables");
     check(cuda::launch_bfs_lanes(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
-                                 marks_.as<std::uint32_t>(), roots_.as<std::uint32_t>(), root_count,
+                                 marks_.as<std::uint32_t>(), device_roots(), root_count,
                                  lane_pool_.as<std::uint32_t>(), lane_tables_.as<std::uint32_t>(), pool_chunks,
-                                 table_chunks, state_.as<std::uint32_t>(), launch.flags, launch.wide_threshold,
+                                 table_chunks, level_state(), launch.flags, launch.wide_threshold,
                                  launch.groups, stream_),
           "launching the BFS lane kernel");
   }
 
   std::vector<std::uint32_t> read_state() override {
     std::vector<std::uint32_t> state(GCVM_STATE_WORDS);
-    copy_out(state.data(), state_.as<void>(), state.size() * sizeof(std::uint32_t), "reading the level state");
+    copy_out(state.data(), level_state(), state.size() * sizeof(std::uint32_t), "reading the level state");
     return state;
   }
 
@@ -280,7 +272,7 @@ class CudaBackend final : public DeviceBackend {
   std::vector<std::uint32_t> read_state_and_marks(std::uint64_t* words, std::uint64_t word_count) override {
     std::vector<std::uint32_t> state(GCVM_STATE_WORDS);
     const std::array<PinnedReadback::Read, 2> reads{{
-        {state.data(), state_.as<void>(), state.size() * sizeof(std::uint32_t)},
+        {state.data(), level_state(), state.size() * sizeof(std::uint32_t)},
         {words, marks_.as<void>(), word_count * sizeof(std::uint64_t)},
     }};
     readback_.read(reads, stream_, "reading the level state and the mark bitmap");
@@ -320,7 +312,7 @@ class CudaBackend final : public DeviceBackend {
 
   std::uint64_t device_bytes() const override {
     return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
-           queues_[1].capacity() + marks_.capacity() + roots_.capacity() + state_.capacity() + patch_.capacity() +
+           queues_[1].capacity() + marks_.capacity() + state_and_roots_.capacity() + patch_.capacity() +
            chunks_.capacity() + lane_pool_.capacity() +
            lane_tables_.capacity() + dfs_state_.capacity() + gather_.capacity() + part_table_.capacity() +
            sent_.capacity() + outbox_.capacity() + inbox_.capacity() + part_state_.capacity() +
@@ -344,7 +336,7 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void launch_dfs_seed(std::uint32_t root_count, const DfsLaunch& launch) override {
-    check(cuda::launch_dfs_seed(roots_.as<std::uint32_t>(), root_count, marks_.as<std::uint32_t>(),
+    check(cuda::launch_dfs_seed(device_roots(), root_count, marks_.as<std::uint32_t>(),
                                 storage_.as<std::uint32_t>(), tops_.as<std::uint32_t>(), launch.flags, launch.groups,
                                 stream_),
           "launching the DFS seed kernel");
@@ -460,6 +452,8 @@ class CudaBackend final : public DeviceBackend {
   void copy_out(void* to, const void* from, std::size_t bytes, const char* what) {
     readback_.read(to, from, bytes, stream_, what);
   }
+  std::uint32_t* level_state() const { return state_and_roots_.as<std::uint32_t>(); }
+  const std::uint32_t* device_roots() const { return level_state() + GCVM_STATE_ROOTS; }
   DeviceBuffer& mirror_array(MirrorArray array) {
     return array == MirrorArray::Begin ? begin_ : array == MirrorArray::Degree ? degree_ : edges_;
   }
@@ -472,7 +466,9 @@ class CudaBackend final : public DeviceBackend {
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
   bool timer_ended_ = false;  // timer_end recorded stop_ since timer_start
-  DeviceBuffer begin_, degree_, edges_, marks_, roots_, state_, patch_;
+  DeviceBuffer begin_, degree_, edges_, marks_, patch_;
+  DeviceBuffer state_and_roots_;  // the level state, then the roots from word GCVM_STATE_ROOTS
+  std::array<std::uint32_t, GCVM_STATE_ROOTS> initial_state_;  // what begin_mark uploads ahead of the roots
   DeviceBuffer queues_[2];
   PinnedBuffer patch_host_;
   std::unique_ptr<std::byte[]> patch_spill_;  // a patch too large for patch_host_, until it grows

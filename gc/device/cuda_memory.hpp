@@ -177,10 +177,11 @@ class PinnedReadback {
 /// from pageable memory reached only 0.7-1.9 GB/s for the mirror's uploads on the H100
 /// host (docs/PERFORMANCE.md), so a large copy goes through two pinned chunks instead:
 /// the host fills one while the copy engine drains the other. Small copies (a pause's
-/// roots and state words) are packed one after another into a pinned buffer of their
+/// level state and roots) are packed one after another into a pinned buffer of their
 /// own, which is reused from its start once the last copy from it is done: a small
-/// copy from pageable memory costs the driver a staging step of its own. Every copy
-/// goes directly if pinned memory cannot be had.
+/// copy from pageable memory costs the driver a staging step of its own. Small pieces
+/// bound for one device range go together, with one copy. Every copy goes directly if
+/// pinned memory cannot be had.
 class PinnedStaging {
  public:
   static constexpr std::size_t kChunkBytes = std::size_t{8} << 20;
@@ -195,6 +196,31 @@ class PinnedStaging {
   /// in the first pause that stages a copy); false if they cannot be had.
   bool prepare() { return ready(); }
 
+  /// Enqueues one copy on `stream` of `pieces`, one after another, to `to`: packed
+  /// into the small copies' buffer when they are small together (one copy instead of
+  /// one per piece: a pause's level state and roots), else each by `copy`. The pieces
+  /// may be reused when this returns.
+  void copy(void* to, std::span<const std::span<const std::byte>> pieces, cudaStream_t stream) {
+    std::size_t bytes = 0;
+    for (const auto& piece : pieces) bytes += piece.size();
+    if (!ready() || bytes >= kSmallBytes) {
+      auto* at = static_cast<std::byte*>(to);
+      for (const auto& piece : pieces) {
+        if (!piece.empty()) copy(at, piece.data(), piece.size(), stream);
+        at += piece.size();
+      }
+      return;
+    }
+    if (bytes == 0) return;
+    std::byte* at = small_space(bytes);
+    std::size_t packed = 0;
+    for (const auto& piece : pieces) {
+      if (!piece.empty()) std::memcpy(at + packed, piece.data(), piece.size());
+      packed += piece.size();
+    }
+    copy_small(to, at, bytes, stream);
+  }
+
   /// Enqueues the copy on `stream`; `from` may be reused when this returns.
   void copy(void* to, const void* from, std::size_t bytes, cudaStream_t stream) {
     if (!ready()) {
@@ -202,15 +228,9 @@ class PinnedStaging {
       return;
     }
     if (bytes < kSmallBytes) {
-      if (small_used_ + bytes > kSmallBytes) {
-        check(cudaEventSynchronize(small_drained_), "a small host-to-device copy");  // every earlier one is done
-        small_used_ = 0;
-      }
-      std::byte* at = static_cast<std::byte*>(small_) + small_used_;
+      std::byte* at = small_space(bytes);
       std::memcpy(at, from, bytes);
-      check(cudaMemcpyAsync(to, at, bytes, cudaMemcpyHostToDevice, stream), "a small host-to-device copy");
-      check(cudaEventRecord(small_drained_, stream), "a small host-to-device copy");
-      small_used_ += (bytes + 63) / 64 * 64;
+      copy_small(to, at, bytes, stream);
       return;
     }
     std::size_t i = 0;
@@ -225,6 +245,22 @@ class PinnedStaging {
   }
 
  private:
+  /// Room for `bytes` (< kSmallBytes) in the small copies' buffer, from its start again
+  /// once every earlier small copy is done when the rest is too short.
+  std::byte* small_space(std::size_t bytes) {
+    if (small_used_ + bytes > kSmallBytes) {
+      check(cudaEventSynchronize(small_drained_), "a small host-to-device copy");  // every earlier one is done
+      small_used_ = 0;
+    }
+    std::byte* at = static_cast<std::byte*>(small_) + small_used_;
+    small_used_ += (bytes + 63) / 64 * 64;
+    return at;
+  }
+  /// Enqueues the copy of `bytes` at `at` in the small copies' buffer to `to`.
+  void copy_small(void* to, const std::byte* at, std::size_t bytes, cudaStream_t stream) {
+    check(cudaMemcpyAsync(to, at, bytes, cudaMemcpyHostToDevice, stream), "a small host-to-device copy");
+    check(cudaEventRecord(small_drained_, stream), "a small host-to-device copy");
+  }
   bool ready() {
     if (tried_) return usable_;
     tried_ = true;

@@ -5,9 +5,9 @@
 // which both launch the same kernel source (kernels/common/*.h).
 //
 // Device memory of one backend instance: the graph mirror (begin, degree, edges:
-// kernels/common/mark_layout.h), the roots, the mark bitmap, two frontier queues of
-// one entry per vertex, and the level state. The mirror persists between
-// collections; everything else is per collection.
+// kernels/common/mark_layout.h), the mark bitmap, two frontier queues of one entry
+// per vertex, and the level state with the roots after it (one buffer). The mirror
+// persists between collections; everything else is per collection.
 //
 // Invariants:
 // - After `reserve_graph(V, E, keep_v, keep_e)` the mirror can hold V vertices and E
@@ -29,6 +29,7 @@
 
 #include "gc/markers/marker.hpp"
 #include "kernels/common/mark_layout.h"
+#include "kernels/common/patch_layout.h"
 #include "heapgraph/host_pinning.hpp"
 #include "heapgraph/object_id.hpp"
 
@@ -105,12 +106,11 @@ struct ElementRange {
 };
 
 /// Where the sections of a packed mirror patch lie in the backend's patch buffer
-/// (byte offsets, each 8-byte aligned; kernels/common/memory_ops.h applies them):
-///   edge pairs: `count` (u32 slot - base, u32 value) pairs per 2^32-slot segment;
-///   vertex records: (u32 vertex, u32 degree, u64 begin);
-///   runs: `count` headers (u64 destination word, u64 source word, u64 words) per
-///   array, the source counting 32-bit words of the patch, the destination 32-bit
-///   words of the array (two per vertex of the begin array).
+/// (byte offsets, each 8-byte aligned), as its section table at the buffer's start
+/// also says (kernels/common/patch_layout.h, which describes the sections; the kernel
+/// of kernels/common/memory_ops.h reads the table, so a backend needs only `bytes` and
+/// `kernel_groups()`). The edge pairs of all segments lie one after another in
+/// segment order, from the first segment's offset.
 struct MirrorPatchLayout {
   struct Pairs {
     std::uint64_t offset = 0;
@@ -122,12 +122,32 @@ struct MirrorPatchLayout {
     std::uint64_t offset = 0;
     std::uint64_t count = 0;
   };
-  std::uint64_t bytes = 0;  // used bytes of the buffer
-  std::vector<Pairs> edge_pairs;
+  /// Bytes of the section table of a patch with pairs in `segments` segments.
+  static constexpr std::uint64_t section_table_bytes(std::uint64_t segments) {
+    return GCVM_PATCH_TABLE_FIELDS(segments) * sizeof(std::uint64_t);
+  }
+
+  std::uint64_t bytes = 0;        // used bytes of the buffer, the section table included; 0: no patch
+  std::uint64_t table_bytes = 0;  // the section table's, from offset 0
+  std::vector<Pairs> edge_pairs;  // one per segment that has pairs
   std::uint64_t records_offset = 0;
   std::uint64_t record_count = 0;
-  std::vector<Runs> runs;
+  std::vector<Runs> runs;         // one per array that has runs
+
+  /// Work groups of the launch that applies the patch: one per GCVM_GROUP_SIZE pairs
+  /// and records and one per run (memory_ops.h's units), at most GCVM_PATCH_MAX_GROUPS.
+  std::uint32_t kernel_groups() const {
+    std::uint64_t items = record_count;
+    for (const Pairs& pairs : edge_pairs) items += pairs.count;
+    std::uint64_t units = (items + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE;
+    for (const Runs& r : runs) units += r.count;
+    return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(units, 1, GCVM_PATCH_MAX_GROUPS));
+  }
 };
+static_assert(static_cast<std::uint32_t>(MirrorArray::Begin) == GCVM_PATCH_BEGIN &&
+                  static_cast<std::uint32_t>(MirrorArray::Degree) == GCVM_PATCH_DEGREE &&
+                  static_cast<std::uint32_t>(MirrorArray::Edges) == GCVM_PATCH_EDGES,
+              "a patch's section table indexes its run fields by MirrorArray");
 
 /// One partition's part of a multi-device mark (kernels/common/partition_mark.h,
 /// gc/markers/partitioned_bfs_marker.hpp): its partition table and buffer sizes.
@@ -179,16 +199,16 @@ class DeviceBackend {
   /// patch that does not fit is staged instead, and the buffer grows here, outside the
   /// pause). The default does nothing.
   virtual void grow_patch_buffer() {}
-  /// Enqueues one copy of the first layout.bytes of the patch buffer and the kernels
-  /// that apply it.
+  /// Enqueues one copy of the first layout.bytes of the patch buffer and the one
+  /// kernel launch that applies every section of it.
   virtual void apply_patch(const MirrorPatchLayout& layout) = 0;
   /// Waits until every enqueued upload and patch is applied.
   virtual void finish_sync() = 0;
 
   // --- one collection ---
-  /// Uploads the roots, sets the mark bitmap (`mark_words` 32-bit words) to
-  /// `premarked` (64-bit words, MarkRequest::premarked; zero beyond it) and clears the
-  /// level state.
+  /// Uploads the cleared level state and the roots with one copy (they share a
+  /// buffer: mark_layout.h, GCVM_STATE_ROOTS) and sets the mark bitmap (`mark_words`
+  /// 32-bit words) to `premarked` (64-bit words, MarkRequest::premarked; zero beyond it).
   virtual void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                           std::span<const std::uint64_t> premarked) = 0;
   virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;

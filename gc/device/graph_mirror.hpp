@@ -14,12 +14,14 @@
 //   - the rest is packed into one patch buffer (pinned too) and uploaded with one copy:
 //     isolated edge changes as (offset, value) pairs, 8 bytes for 4 changed; isolated
 //     vertex changes as (vertex, degree, begin) records, 16 bytes for 12; short runs
-//     with a 24-byte header and their values. Kernels apply the patch on the device
-//     (kernels/common/memory_ops.h).
+//     with a 24-byte header and their values. The patch opens with a section table
+//     that says where each kind lies, and one kernel launch applies all of it on the
+//     device (kernels/common/memory_ops.h).
 // So the bytes a sync moves are at most twice the bytes of graph entries that changed
-// (plus the grown tail, which counts as changed): every encoding above stays within
-// that, and when the changes exceed half of the graph the sync uploads the whole graph
-// instead, which is then also within it. Allocation into a reused slot changes that
+// (plus the grown tail, which counts as changed), plus the patch's fixed section table
+// (at most 104 bytes below 2^32 edges; mirror_plan.hpp): every encoding above stays
+// within that, and when the changes exceed half of the graph the sync uploads the whole
+// graph instead, which is then also within it. Allocation into a reused slot changes that
 // slot's vertex and edges only: its block neighbours are not sent again.
 //
 // Who packs. A sync of at least kParallelEntries changed entries (allocation into

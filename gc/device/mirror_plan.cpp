@@ -23,6 +23,9 @@ constexpr std::uint64_t kSegmentSlots = std::uint64_t{1} << 32;  // edge pairs h
 constexpr std::uint64_t kMinSliceEntries = std::uint64_t{1} << 16;
 constexpr std::uint64_t kSlicesPerThread = 8;
 
+static_assert(MirrorPatchLayout::section_table_bytes(0) == 88 && MirrorPatchLayout::section_table_bytes(1) == 104,
+              "mirror_plan.hpp states the table's size");
+
 constexpr std::uint64_t align8(std::uint64_t bytes) { return (bytes + 7) / 8 * 8; }
 constexpr std::uint64_t length(ElementRange r) { return r.end - r.begin; }
 
@@ -89,10 +92,20 @@ void append_joined(std::vector<ElementRange>& to, std::span<const ElementRange> 
 }
 
 /// Fills plan.layout and every slice's placement (see the header for the layout), a
-/// step per slice.
+/// step per slice. A plan with nothing to pack has no patch, not even a section table.
 void place(MirrorPlan& plan) {
   MirrorPatchLayout& layout = plan.layout;
-  std::uint64_t at = 0;
+  std::uint64_t segments = 0, packed = 0;
+  std::uint64_t last_base = 0;
+  for (const MirrorPlan::Slice& slice : plan.slices) {
+    packed += slice.pair_entries + slice.record_entries + slice.vertex_runs.size() + slice.edge_runs.size();
+    if (slice.pair_entries == 0 || (segments != 0 && slice.segment_base == last_base)) continue;
+    ++segments;
+    last_base = slice.segment_base;
+  }
+  if (packed == 0) return;
+  layout.table_bytes = MirrorPatchLayout::section_table_bytes(segments);
+  std::uint64_t at = layout.table_bytes;
   for (MirrorPlan::Slice& slice : plan.slices) {
     if (slice.pair_entries == 0) continue;
     if (layout.edge_pairs.empty() || layout.edge_pairs.back().base != slice.segment_base)
@@ -140,6 +153,33 @@ std::uint64_t headers_offset(const MirrorPatchLayout& layout, MirrorArray array)
   for (const MirrorPatchLayout::Runs& runs : layout.runs)
     if (runs.array == array) return runs.offset;
   return 0;
+}
+
+/// Writes the section table of `layout` (kernels/common/patch_layout.h) at the start of
+/// `buffer`.
+void write_section_table(const MirrorPatchLayout& layout, std::byte* buffer) {
+  auto put = [buffer](std::uint64_t field, std::uint64_t value) {
+    std::memcpy(buffer + field * sizeof(std::uint64_t), &value, sizeof(value));
+  };
+  std::uint64_t pairs = 0;
+  for (std::uint64_t s = 0; s < layout.edge_pairs.size(); ++s) {
+    pairs += layout.edge_pairs[s].count;
+    put(GCVM_PATCH_SEGMENT_END(s), pairs);
+    put(GCVM_PATCH_SEGMENT_BASE(s), layout.edge_pairs[s].base);
+  }
+  put(GCVM_PATCH_SEGMENT_COUNT, layout.edge_pairs.size());
+  put(GCVM_PATCH_PAIR_WORD, layout.edge_pairs.empty() ? 0 : layout.edge_pairs.front().offset / kWordBytes);
+  put(GCVM_PATCH_PAIR_COUNT, pairs);
+  put(GCVM_PATCH_RECORD_WORD, layout.records_offset / kWordBytes);
+  put(GCVM_PATCH_RECORD_COUNT, layout.record_count);
+  for (std::uint32_t a = 0; a < GCVM_PATCH_ARRAYS; ++a) {
+    put(GCVM_PATCH_RUN_WORD(a), 0);
+    put(GCVM_PATCH_RUN_COUNT(a), 0);
+  }
+  for (const MirrorPatchLayout::Runs& runs : layout.runs) {
+    put(GCVM_PATCH_RUN_WORD(static_cast<std::uint32_t>(runs.array)), runs.offset / kWordBytes);
+    put(GCVM_PATCH_RUN_COUNT(static_cast<std::uint32_t>(runs.array)), runs.count);
+  }
 }
 
 }  // namespace
@@ -315,6 +355,7 @@ void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte*
     value_word += count;
   };
 
+  write_section_table(plan.layout, buffer);
   for_each_task(pool, plan.slices.size(), [&](std::uint64_t s) {
     const MirrorPlan::Slice& slice = plan.slices[s];
     auto* pair = reinterpret_cast<std::uint32_t*>(buffer + slice.pair_offset);

@@ -14,13 +14,17 @@
 // Runs are cut at slice boundaries; adjacent direct ranges are joined again. Each
 // encoding costs at most twice the bytes of the entries it carries (a pair 8 for 4, a
 // record 16 for 12, a packed run at least 32 bytes of values under its 24-byte header),
-// so a plan sends at most twice its changed bytes.
+// so a plan sends at most twice its changed bytes plus its patch's section table: a
+// fixed header of MirrorPatchLayout::section_table_bytes(segments) bytes, 88 and 16
+// more per 2^32-slot edge segment that has pairs, so at most 104 for a graph of fewer
+// than 2^32 edges; a plan with nothing to pack sends no patch and no table.
 //
-// The patch buffer's layout (MirrorPatchLayout, kernels/common/memory_ops.h applies
-// it): the edge pairs of every slice in index order, grouped by segment; the vertex
-// records; the run headers for Begin, Degree and Edges; then the runs' values in the
-// order of their headers. `place` computes where each slice writes, so slices fill
-// disjoint parts of the buffer.
+// The patch buffer's layout (MirrorPatchLayout; kernels/common/patch_layout.h describes
+// it and memory_ops.h applies it, in one launch): the section table; the edge pairs of
+// every slice in index order, grouped by segment; the vertex records; the run headers
+// for Begin, Degree and Edges; then the runs' values in the order of their headers.
+// `place` computes where each slice writes, so slices fill disjoint parts of the
+// buffer; fill_mirror_patch writes the table from the layout.
 #pragma once
 
 #include <cstddef>
@@ -115,8 +119,8 @@ void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan);
 /// refresh): then its entries are read with atomic loads.
 enum class GraphAccess { Exclusive, SharedWithMutator };
 
-/// Writes `plan`'s packed changes into `buffer` (plan.patch_bytes bytes), the slices in
-/// parallel on `pool` (may be null).
+/// Writes `plan`'s patch into `buffer` (plan.patch_bytes bytes): its section table,
+/// then the packed changes, the slices in parallel on `pool` (may be null).
 void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool,
                        GraphAccess access = GraphAccess::Exclusive);
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <string>
+#include <vector>
 
 #include "gc/device/driver_teardown.hpp"
 #include "kernels/common/mark_layout.h"
@@ -204,13 +204,14 @@ class OpenClBackend final : public DeviceBackend {
     queue_ = clCreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &status);
     check(status, "clCreateCommandQueue");
     build_program();
-    state_.reserve(context_, GCVM_STATE_WORDS * sizeof(std::uint32_t), "the level state");
+    state_and_roots_.reserve(context_, (GCVM_STATE_ROOTS + 1) * sizeof(std::uint32_t),
+                             "the level state and the roots");
   }
   ~OpenClBackend() override {
     release_events();
     patch_host_.release();  // unmaps through queue_, so before it goes
-    for (cl_kernel k : {seed_, level_, lanes_, fill_, patch_runs_, patch_pairs_, patch_records_, async_seed_, async_,
-                        async_gather_, dfs_seed_, dfs_run_, dfs_gather_, part_claim_, part_scan_})
+    for (cl_kernel k : {seed_, level_, lanes_, fill_, apply_patch_, async_seed_, async_, async_gather_, dfs_seed_,
+                        dfs_run_, dfs_gather_, part_claim_, part_scan_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -254,49 +255,36 @@ class OpenClBackend final : public DeviceBackend {
     patch_.reserve(context_, layout.bytes, "the mirror patch");
     check(clEnqueueWriteBuffer(queue_, patch_.get(), CL_FALSE, 0, layout.bytes, patch_host_.data(), 0, nullptr, nullptr),
           "uploading the mirror patch");
-    constexpr cl_ulong kWord = sizeof(std::uint32_t);
-    for (const MirrorPatchLayout::Pairs& pairs : layout.edge_pairs) {
-      const cl_ulong first = pairs.offset / kWord, count = pairs.count, base = pairs.base;
-      set_args(patch_pairs_, edges_.get(), patch_.get(), first, count, base);
-      launch_kernel(patch_pairs_, item_groups(count), "the mirror patch kernel (pairs)");
-    }
-    if (layout.record_count != 0) {
-      const cl_ulong first = layout.records_offset / kWord, count = layout.record_count;
-      set_args(patch_records_, begin_.get(), degree_.get(), patch_.get(), first, count);
-      launch_kernel(patch_records_, item_groups(count), "the mirror patch kernel (records)");
-    }
-    for (const MirrorPatchLayout::Runs& runs : layout.runs) {
-      const cl_ulong headers = runs.offset / kWord, count = runs.count;
-      set_args(patch_runs_, mirror_array(runs.array).get(), patch_.get(), headers, count);
-      launch_kernel(patch_runs_, static_cast<std::uint32_t>(std::min<cl_ulong>(count, 4096)),
-                    "the mirror patch kernel (runs)");
-    }
+    set_args(apply_patch_, begin_.get(), degree_.get(), edges_.get(), patch_.get());
+    launch_kernel(apply_patch_, layout.kernel_groups(), "the mirror patch kernel");
   }
 
   void finish_sync() override { check(clFinish(queue_), "syncing the reference graph"); }
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
-    roots_.reserve(context_, roots.size_bytes(), "the roots");
+    // The level state, cleared, then the roots: one write.
+    state_and_roots_host_.assign(GCVM_STATE_ROOTS, 0u);
+    state_and_roots_host_[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
+    state_and_roots_host_.insert(state_and_roots_host_.end(), roots.begin(), roots.end());
+    state_and_roots_.reserve(context_, state_and_roots_host_.size() * sizeof(std::uint32_t),
+                             "the level state and the roots");
     marks_.reserve(context_, mark_words * sizeof(std::uint32_t), "the mark bitmap");
-    write(roots_, roots.data(), roots.size_bytes());
+    write(state_and_roots_, state_and_roots_host_.data(), state_and_roots_host_.size() * sizeof(std::uint32_t));
     fill(marks_, 0u, mark_words, "clearing the mark bitmap");
     write(marks_, premarked.data(), std::min<std::uint64_t>(premarked.size_bytes(), mark_words * sizeof(std::uint32_t)));
-    std::array<std::uint32_t, GCVM_STATE_WORDS> state{};
-    state[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
-    write(state_, state.data(), sizeof(state));
     check(clFinish(queue_), "uploading the roots");
   }
 
   void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
     for (ClBuffer& q : queues_) q.reserve(context_, vertices_ * sizeof(std::uint32_t), "a frontier queue");
-    set_args(seed_, roots_.get(), root_count, marks_.get(), queues_[1].get(), state_.get());
+    set_args(seed_, root_count, marks_.get(), queues_[1].get(), state_and_roots_.get());
     launch_kernel(seed_, groups, "the BFS seed kernel");
   }
 
   void launch_bfs_level(std::uint32_t level, const BfsLaunch& l) override {
     set_args(level_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), queues_[level % 2].get(),
-             queues_[(level + 1) % 2].get(), state_.get(), chunks_.get(), chunk_capacity_, level, l.flags,
+             queues_[(level + 1) % 2].get(), state_and_roots_.get(), chunks_.get(), chunk_capacity_, level, l.flags,
              l.wide_threshold, l.fallback_threshold, l.fallback_min_level, l.expand_batches);
     launch_kernel(level_, l.groups, "the BFS level kernel");
   }
@@ -319,14 +307,14 @@ class OpenClBackend final : public DeviceBackend {
   void launch_bfs_async_seed(std::uint32_t root_count, std::uint32_t groups) override {
     queues_[0].reserve(context_, vertices_ * sizeof(std::uint32_t), "the async queue");
     fill(queues_[0], 0xFFFFFFFFu, std::max<std::uint64_t>(vertices_, 1), "clearing the async queue");
-    set_args(async_seed_, roots_.get(), root_count, marks_.get(), queues_[0].get(), state_.get());
+    set_args(async_seed_, root_count, marks_.get(), queues_[0].get(), state_and_roots_.get());
     launch_kernel(async_seed_, groups, "the async seed kernel");
   }
 
   void launch_bfs_async(const BfsLaunch& l) override {
     const auto capacity = static_cast<cl_uint>(std::max<std::uint64_t>(vertices_, 1));
     set_args(async_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), queues_[0].get(), capacity,
-             chunks_.get(), chunk_capacity_, state_.get(), l.flags, l.fallback_threshold, l.narrow_rounds);
+             chunks_.get(), chunk_capacity_, state_and_roots_.get(), l.flags, l.fallback_threshold, l.narrow_rounds);
     launch_kernel(async_, l.groups, "the async mark kernel", GCVM_ASYNC_GROUP_SIZE);
   }
 
@@ -356,14 +344,14 @@ class OpenClBackend final : public DeviceBackend {
                        "the lanes' queue pool");
     lane_tables_.reserve(context_, std::uint64_t{table_chunks} * l.groups * sizeof(std::uint32_t),
                          "the lanes' chunk tables");
-    set_args(lanes_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), roots_.get(), root_count,
-             lane_pool_.get(), lane_tables_.get(), pool_chunks, table_chunks, state_.get(), l.flags, l.wide_threshold);
+    set_args(lanes_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), root_count, lane_pool_.get(),
+             lane_tables_.get(), pool_chunks, table_chunks, state_and_roots_.get(), l.flags, l.wide_threshold);
     launch_kernel(lanes_, l.groups, "the BFS lane kernel");
   }
 
   std::vector<std::uint32_t> read_state() override {
     std::vector<std::uint32_t> state(GCVM_STATE_WORDS);
-    read(state_, state.data(), state.size() * sizeof(std::uint32_t), "reading the level state");
+    read(state_and_roots_, state.data(), state.size() * sizeof(std::uint32_t), "reading the level state");
     return state;
   }
 
@@ -412,7 +400,7 @@ class OpenClBackend final : public DeviceBackend {
 
   std::uint64_t device_bytes() const override {
     std::uint64_t total = 0;
-    for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &roots_, &state_, &patch_, &queues_[0],
+    for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &state_and_roots_, &patch_, &queues_[0],
                               &queues_[1], &chunks_, &lane_pool_, &lane_tables_, &dfs_state_, &gather_,
                               &part_table_, &sent_, &outbox_, &inbox_, &part_state_})
       total += b->capacity();
@@ -435,7 +423,7 @@ class OpenClBackend final : public DeviceBackend {
   }
 
   void launch_dfs_seed(std::uint32_t root_count, const DfsLaunch& l) override {
-    set_args(dfs_seed_, roots_.get(), root_count, marks_.get(), storage_.get(), tops_.get(), l.flags);
+    set_args(dfs_seed_, state_and_roots_.get(), root_count, marks_.get(), storage_.get(), tops_.get(), l.flags);
     launch_kernel(dfs_seed_, l.groups, "the DFS seed kernel");
   }
 
@@ -551,9 +539,7 @@ class OpenClBackend final : public DeviceBackend {
     level_ = make_kernel("gcvm_bfs_level_kernel");
     lanes_ = make_kernel("gcvm_bfs_lane_kernel");
     fill_ = make_kernel("gcvm_fill_kernel");
-    patch_runs_ = make_kernel("gcvm_patch_runs_kernel");
-    patch_pairs_ = make_kernel("gcvm_patch_pairs_kernel");
-    patch_records_ = make_kernel("gcvm_patch_records_kernel");
+    apply_patch_ = make_kernel("gcvm_apply_patch_kernel");
     async_seed_ = make_kernel("gcvm_bfs_async_seed_kernel");
     async_ = make_kernel("gcvm_bfs_async_kernel");
     async_gather_ = make_kernel("gcvm_async_gather_kernel");
@@ -613,10 +599,12 @@ class OpenClBackend final : public DeviceBackend {
   cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
   cl_kernel seed_ = nullptr, level_ = nullptr, lanes_ = nullptr, fill_ = nullptr;
-  cl_kernel patch_runs_ = nullptr, patch_pairs_ = nullptr, patch_records_ = nullptr;
+  cl_kernel apply_patch_ = nullptr;
   cl_kernel async_seed_ = nullptr, async_ = nullptr, async_gather_ = nullptr;
   cl_event start_ = nullptr, stop_ = nullptr;
-  ClBuffer begin_, degree_, edges_, marks_, roots_, state_, patch_;
+  ClBuffer begin_, degree_, edges_, marks_, patch_;
+  ClBuffer state_and_roots_;  // the level state, then the roots from word GCVM_STATE_ROOTS
+  std::vector<std::uint32_t> state_and_roots_host_;  // what begin_mark writes to it
   ClBuffer queues_[2];
   MappedHostBuffer patch_host_;
   ClBuffer lane_pool_, lane_tables_;

@@ -11,7 +11,9 @@
  *                    On a little-endian device this is byte-for-byte the host's
  *                    one-u64-per-block bitmap (invariant 2), so it is copied as is.
  *   queue[2][V] u32  BFS frontier queues (each reachable object enters once)
- *   state            u32 words, indices below
+ *   state            u32 words, indices below, then the roots (u32 ids) from word
+ *                    GCVM_STATE_ROOTS of the same buffer: the host uploads both with
+ *                    one copy when a mark begins
  *
  * Level bookkeeping lives in a ring of GCVM_LEVEL_RING slots so that the host can
  * enqueue many levels without reading anything back: the kernel of level L reads
@@ -66,6 +68,8 @@
 #define GCVM_STATE_ROUNDS (GCVM_STATE_STOP + GCVM_STATE_LINE)           /* async: most rounds of one group */
 #define GCVM_STATE_KEPT (GCVM_STATE_ROUNDS + 1) /* async: objects a group discovered and scanned itself */
 #define GCVM_STATE_WORDS (GCVM_STATE_KEPT + 1)
+/* The first word of the roots, after the state: the next line boundary. */
+#define GCVM_STATE_ROOTS (((GCVM_STATE_WORDS + GCVM_STATE_LINE - 1) / GCVM_STATE_LINE) * GCVM_STATE_LINE)
 #define GCVM_NO_LEVEL 0xFFFFFFFFu
 
 /* Huge objects. An object with more than GCVM_CHUNK_SPLIT references is cut into

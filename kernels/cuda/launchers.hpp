@@ -63,12 +63,10 @@ cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* de
                              std::uint32_t wide_threshold, std::uint32_t lanes, cudaStream_t stream);
 
 // ---- the mirror patch (kernels/common/memory_ops.h) ----
-cudaError_t launch_patch_runs(std::uint32_t* destination, const std::uint32_t* patch, std::uint64_t headers_word,
-                              std::uint64_t count, cudaStream_t stream);
-cudaError_t launch_patch_pairs(std::uint32_t* edges, const std::uint32_t* patch, std::uint64_t first_word,
-                               std::uint64_t count, std::uint64_t base, cudaStream_t stream);
-cudaError_t launch_patch_records(std::uint64_t* begin, std::uint32_t* degree, const std::uint32_t* patch,
-                                 std::uint64_t first_word, std::uint64_t count, cudaStream_t stream);
+/// Applies the whole patch at `patch` (its section table says what it holds) with
+/// `groups` groups.
+cudaError_t launch_apply_patch(std::uint64_t* begin, std::uint32_t* degree, std::uint32_t* edges,
+                               const std::uint32_t* patch, std::uint32_t groups, cudaStream_t stream);
 
 /// Groups of GCVM_GROUP_SIZE threads of the BFS level kernel that fit on one SM.
 int bfs_level_groups_per_sm();

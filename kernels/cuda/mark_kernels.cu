@@ -68,24 +68,8 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
 }
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
-    patch_runs_kernel(gcvm_u32* destination, const gcvm_u32* patch, gcvm_u64 headers, gcvm_u64 count) {
-  gcvm_patch_runs(destination, patch, headers, count);
-}
-
-__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
-    patch_pairs_kernel(gcvm_u32* edges, const gcvm_u32* patch, gcvm_u64 first, gcvm_u64 count, gcvm_u64 base) {
-  gcvm_patch_pairs(edges, patch, first, count, base);
-}
-
-__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
-    patch_records_kernel(gcvm_u64* begin, gcvm_u32* degree, const gcvm_u32* patch, gcvm_u64 first, gcvm_u64 count) {
-  gcvm_patch_records(begin, degree, patch, first, count);
-}
-
-/* Groups for `items` items of one thread each, capped (the kernels stride). */
-unsigned patch_groups(std::uint64_t items) {
-  const std::uint64_t groups = (items + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE;
-  return static_cast<unsigned>(groups < 4096 ? (groups > 0 ? groups : 1) : 4096);
+    apply_patch_kernel(gcvm_u64* begin, gcvm_u32* degree, gcvm_u32* edges, const gcvm_u32* patch) {
+  gcvm_apply_patch(begin, degree, edges, patch);
 }
 
 }  // namespace
@@ -145,26 +129,9 @@ cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* de
   return cudaGetLastError();
 }
 
-cudaError_t launch_patch_runs(std::uint32_t* destination, const std::uint32_t* patch, std::uint64_t headers_word,
-                              std::uint64_t count, cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  const unsigned groups = count < 4096 ? static_cast<unsigned>(count) : 4096u;
-  patch_runs_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(destination, patch, headers_word, count);
-  return cudaGetLastError();
-}
-
-cudaError_t launch_patch_pairs(std::uint32_t* edges, const std::uint32_t* patch, std::uint64_t first_word,
-                               std::uint64_t count, std::uint64_t base, cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  patch_pairs_kernel<<<patch_groups(count), GCVM_GROUP_SIZE, 0, stream>>>(edges, patch, first_word, count, base);
-  return cudaGetLastError();
-}
-
-cudaError_t launch_patch_records(std::uint64_t* begin, std::uint32_t* degree, const std::uint32_t* patch,
-                                 std::uint64_t first_word, std::uint64_t count, cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  patch_records_kernel<<<patch_groups(count), GCVM_GROUP_SIZE, 0, stream>>>(
-      reinterpret_cast<gcvm_u64*>(begin), degree, patch, first_word, count);
+cudaError_t launch_apply_patch(std::uint64_t* begin, std::uint32_t* degree, std::uint32_t* edges,
+                               const std::uint32_t* patch, std::uint32_t groups, cudaStream_t stream) {
+  apply_patch_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(reinterpret_cast<gcvm_u64*>(begin), degree, edges, patch);
   return cudaGetLastError();
 }
 

@@ -2,15 +2,15 @@
  * work-group memory and calls the shared algorithm (kernels/common/bfs_mark.h).
  * The build embeds the common headers (mark_layout.h, portable.h, mark_bits.h, ...)
  * ahead of this file (cmake/EmbedOpenCl.cmake), so the program is compiled from one
- * string. */
+ * string. The kernels that read the roots find them in the level state's buffer,
+ * after the state (mark_layout.h, GCVM_STATE_ROOTS). */
 #include "bfs_mark.h"
 #include "memory_ops.h"
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_seed_kernel(
-    __global const uint* roots, uint root_count, __global uint* marks, __global uint* out_queue,
-    __global uint* state) {
+    uint root_count, __global uint* marks, __global uint* out_queue, __global uint* state) {
   __local struct gcvm_bfs_shared shared;
-  gcvm_bfs_seed(roots, root_count, marks, out_queue, state, &shared);
+  gcvm_bfs_seed(state + GCVM_STATE_ROOTS, root_count, marks, out_queue, state, &shared);
 }
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_level_kernel(
@@ -25,11 +25,11 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_lane_kernel(
     __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
-    __global const uint* roots, uint root_count, __global uint* pool, __global uint* tables, uint pool_chunks,
-    uint table_chunks, __global uint* state, uint flags, uint wide_threshold) {
+    uint root_count, __global uint* pool, __global uint* tables, uint pool_chunks, uint table_chunks,
+    __global uint* state, uint flags, uint wide_threshold) {
   __local struct gcvm_bfs_shared shared;
-  gcvm_bfs_lane(begin, degree, edges, marks, roots, root_count, pool, tables, pool_chunks, table_chunks, state, flags,
-                wide_threshold, &shared);
+  gcvm_bfs_lane(begin, degree, edges, marks, state + GCVM_STATE_ROOTS, root_count, pool, tables, pool_chunks,
+                table_chunks, state, flags, wide_threshold, &shared);
 }
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_fill_kernel(
@@ -37,28 +37,18 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
   gcvm_fill_words(words, count, even, odd);
 }
 
-__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_patch_runs_kernel(
-    __global uint* destination, __global const uint* patch, ulong headers, ulong count) {
-  gcvm_patch_runs(destination, patch, headers, count);
-}
-
-__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_patch_pairs_kernel(
-    __global uint* edges, __global const uint* patch, ulong first, ulong count, ulong base) {
-  gcvm_patch_pairs(edges, patch, first, count, base);
-}
-
-__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_patch_records_kernel(
-    __global ulong* begin, __global uint* degree, __global const uint* patch, ulong first, ulong count) {
-  gcvm_patch_records(begin, degree, patch, first, count);
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_apply_patch_kernel(
+    __global ulong* begin, __global uint* degree, __global uint* edges, __global const uint* patch) {
+  gcvm_apply_patch(begin, degree, edges, patch);
 }
 
 /* ---- gpu-bfs async mode (async_mark.h, embedded after bfs_mark.h) ---- */
 #include "async_mark.h"
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_async_seed_kernel(
-    __global const uint* roots, uint root_count, __global uint* marks, __global uint* queue, __global uint* state) {
+    uint root_count, __global uint* marks, __global uint* queue, __global uint* state) {
   __local struct gcvm_bfs_shared shared;
-  gcvm_bfs_async_seed(roots, root_count, marks, queue, state, &shared);
+  gcvm_bfs_async_seed(state + GCVM_STATE_ROOTS, root_count, marks, queue, state, &shared);
 }
 
 __kernel __attribute__((reqd_work_group_size(GCVM_ASYNC_GROUP_SIZE, 1, 1))) void gcvm_bfs_async_kernel(
@@ -79,9 +69,9 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
 #include "dfs_mark.h"
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_dfs_seed_kernel(
-    __global const uint* roots, uint root_count, __global uint* marks, __global uint* storage, __global uint* tops,
+    __global const uint* state, uint root_count, __global uint* marks, __global uint* storage, __global uint* tops,
     uint flags) {
-  gcvm_dfs_seed(roots, root_count, marks, storage, tops, flags);
+  gcvm_dfs_seed(state + GCVM_STATE_ROOTS, root_count, marks, storage, tops, flags);
 }
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_dfs_run_kernel(

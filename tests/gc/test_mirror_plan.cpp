@@ -1,7 +1,8 @@
 // The mirror's sync plan and patch (gc/device/mirror_plan.hpp), without a device: a
 // host copy of the graph's arrays, brought up to date by the plan's direct ranges and
-// by applying its patch as the kernels do (kernels/common/memory_ops.h), must equal
-// the graph, whether one thread or many planned and packed it.
+// by applying its patch as the kernel does (kernels/common/memory_ops.h: from the
+// patch's own section table), must equal the graph, whether one thread or many
+// planned and packed it.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "gc/markers/serial_marker.hpp"
 #include "gc/plans/collector.hpp"
 #include "gc/util/thread_pool.hpp"
+#include "kernels/common/patch_layout.h"
 
 using namespace gcvm;
 
@@ -47,25 +49,35 @@ struct HostCopy {
       std::copy(g.degree_data() + r.begin, g.degree_data() + r.end, degree.begin() + static_cast<std::ptrdiff_t>(r.begin));
     for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)])
       std::copy(g.edge_data() + r.begin, g.edge_data() + r.end, edges.begin() + static_cast<std::ptrdiff_t>(r.begin));
-    const MirrorPatchLayout& layout = plan.layout;
+    // As the kernel does: everything from the patch's own section table.
     auto word = [&](std::uint64_t i) {
       std::uint32_t w;
       std::memcpy(&w, patch.data() + 4 * i, 4);
       return w;
     };
-    for (const MirrorPatchLayout::Pairs& pairs : layout.edge_pairs)
-      for (std::uint64_t i = 0; i < pairs.count; ++i)
-        edges.at(pairs.base + word(pairs.offset / 4 + 2 * i)) = word(pairs.offset / 4 + 2 * i + 1);
-    for (std::uint64_t i = 0; i < layout.record_count; ++i) {
-      const std::uint64_t at = layout.records_offset / 4 + 4 * i;
+    auto field = [&](std::uint64_t i) {
+      std::uint64_t f;
+      std::memcpy(&f, patch.data() + 8 * i, 8);
+      return f;
+    };
+    std::uint64_t pair = 0;
+    for (std::uint64_t s = 0; s < field(GCVM_PATCH_SEGMENT_COUNT); ++s)
+      for (; pair < field(GCVM_PATCH_SEGMENT_END(s)); ++pair) {
+        const std::uint64_t at = field(GCVM_PATCH_PAIR_WORD) + 2 * pair;
+        edges.at(field(GCVM_PATCH_SEGMENT_BASE(s)) + word(at)) = word(at + 1);
+      }
+    CHECK(pair == field(GCVM_PATCH_PAIR_COUNT));
+    for (std::uint64_t i = 0; i < field(GCVM_PATCH_RECORD_COUNT); ++i) {
+      const std::uint64_t at = field(GCVM_PATCH_RECORD_WORD) + 4 * i;
       degree.at(word(at)) = word(at + 1);
       begin.at(word(at)) = word(at + 2) | (std::uint64_t{word(at + 3)} << 32);
     }
-    for (const MirrorPatchLayout::Runs& runs : layout.runs) {
-      std::uint32_t* destination = words(runs.array);
-      for (std::uint64_t r = 0; r < runs.count; ++r) {
+    for (MirrorArray array : {MirrorArray::Begin, MirrorArray::Degree, MirrorArray::Edges}) {
+      const auto a = static_cast<std::uint32_t>(array);
+      std::uint32_t* destination = words(array);
+      for (std::uint64_t r = 0; r < field(GCVM_PATCH_RUN_COUNT(a)); ++r) {
         std::uint64_t header[3];
-        std::memcpy(header, patch.data() + runs.offset + 24 * r, sizeof(header));
+        std::memcpy(header, patch.data() + 4 * field(GCVM_PATCH_RUN_WORD(a)) + 24 * r, sizeof(header));
         for (std::uint64_t k = 0; k < header[2]; ++k) destination[header[0] + k] = word(header[1] + k);
       }
     }
@@ -122,7 +134,8 @@ TEST_CASE("a sync planned and packed on many threads brings a copy of the graph 
     CHECK(plan.vertex_record_count() + plan.vertex_run_count() > 0);
     CHECK(plan.edge_run_count() > 0);
     CHECK_FALSE(plan.direct[static_cast<int>(MirrorArray::Edges)].empty());
-    CHECK(plan.direct_bytes + plan.patch_bytes <= 2 * plan.changed_bytes);
+    CHECK(plan.layout.table_bytes == MirrorPatchLayout::section_table_bytes(1));
+    CHECK(plan.direct_bytes + plan.patch_bytes <= 2 * plan.changed_bytes + plan.layout.table_bytes);
     if (threads == 1) changed_bytes = plan.changed_bytes;
     CHECK(plan.changed_bytes == changed_bytes);  // however the index spaces were cut
     std::vector<std::byte> patch(plan.patch_bytes);
