@@ -214,11 +214,13 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     std::uint32_t level = 1;
     // auto: the first check after as many levels as the last levels collection needed
     // to finish (a heap's depth changes little from one collection to the next, and
-    // every level enqueued past the last one is an empty launch), then batches of 1,
-    // 2, 4, ...; the first check should then be the last.
+    // every level enqueued past the last one is an empty launch), with a margin when
+    // launches expand (their number moves with the heap's narrow levels), then batches
+    // of 1, 2, 4, ...; the first check should then be the last.
     const bool auto_batch = options_.levels_per_check == 0;
+    const std::uint32_t margin = launch.expand_batches != 0 ? kExpandedLaunchMargin : 0;
     std::uint32_t batch = !auto_batch ? options_.levels_per_check
-                                      : std::clamp<std::uint32_t>(levels_last_needed_, 1, GCVM_MAX_LEVEL_BATCH);
+                                      : std::clamp<std::uint32_t>(levels_last_needed_ + margin, 1, GCVM_MAX_LEVEL_BATCH);
     const bool predicted = auto_batch && levels_last_needed_ != 0 && levels_last_needed_ <= GCVM_MAX_LEVEL_BATCH;
     host_checks = 0;
     for (;;) {

@@ -37,10 +37,10 @@
  * launch covers several levels. The conditions keep expansion from delaying other work:
  * a group that went on while work waited for the next launch would serialise what
  * that launch spreads over groups, and its paths would grow longer than the
- * breadth-first ones (on the H200, expansion in every launch of up to 256 objects a
- * group, waiting work or not, made the order-service heap mark in 4.7 ms instead of
- * 1.2, and expansion of whatever a group held made rmat:24 mark in 9.9 instead of
- * 5.2). `expand_batches` 0 keeps the paper's one level a launch (the host's depth
+ * breadth-first ones (on the H200, expansion of what fits one batch in every launch
+ * of at most one batch for every 8 groups, waiting work or not, made the order-service
+ * heap mark in 4.7 ms instead of 1.2, and expansion of whatever a group held made
+ * rmat:24 mark in 9.9 instead of 5.2). `expand_batches` 0 keeps the paper's one level a launch (the host's depth
  * probes use it to count levels).
  *
  * Huge objects, in contrast to the paper, where one thread (or with §5.2 one compute
