@@ -30,18 +30,22 @@
  * Local expansion, in contrast to the paper, whose launch is one level: a group that
  * has run out of the level's queue goes on with the next level of its own part of the
  * heap, from its staging buffer, while that fits one batch and no work waits for the
- * next launch anywhere (the next level's queue is empty and no chunk of a huge object
- * is left), up to `expand_batches` levels; what is staged then goes to the next queue.
- * So the narrow levels of a heap (a tree's first levels under one root, chains) cost a
- * batch's memory round trips each instead of a launch and its level barrier, and a
- * launch covers several levels. The conditions keep expansion from delaying other work:
- * a group that went on while work waited for the next launch would serialise what
- * that launch spreads over groups, and its paths would grow longer than the
- * breadth-first ones (on the H200, expansion of what fits one batch in every launch
- * of at most one batch for every 8 groups, waiting work or not, made the order-service
- * heap mark in 4.7 ms instead of 1.2, and expansion of whatever a group held made
- * rmat:24 mark in 9.9 instead of 5.2). `expand_batches` 0 keeps the paper's one level a launch (the host's depth
- * probes use it to count levels).
+ * next launch anywhere (the next level's queue is empty, no chunk of a huge object is
+ * left, and every batch of the level is finished: a group leaving the queue first
+ * hands on what it will not expand, then counts its batches), up to `expand_batches`
+ * levels; what is staged then goes to the next queue. So the narrow levels of a heap
+ * (a tree's first levels under one root, chains) cost a batch's memory round trips
+ * each instead of a launch and its level barrier, and a launch covers several levels.
+ * The conditions keep expansion from delaying other work: a group that went on while
+ * work waited for the next launch would serialise what that launch spreads over
+ * groups, and its paths would grow longer than the breadth-first ones (on the H200,
+ * expansion of what fits one batch in every launch of at most one batch for every 8
+ * groups, waiting work or not, made the order-service heap mark in 4.7 ms instead of
+ * 1.2, and expansion of whatever a group held made rmat:24 mark in 9.9 instead of 5.2;
+ * without the finished batches, a group expanded while another was still scanning
+ * what it would hand on, and GCBench's kernels gained nothing). `expand_batches` 0
+ * keeps the paper's one level a launch (the host's depth probes use it to count
+ * levels).
  *
  * Huge objects, in contrast to the paper, where one thread (or with §5.2 one compute
  * unit) walks an object however large: an object with more than GCVM_CHUNK_SPLIT
@@ -80,7 +84,9 @@ struct gcvm_bfs_shared {
   gcvm_u64 chunk_item;  /* the chunk-queue item the group scans next */
   gcvm_u32 chunks;      /* chunk items this group scanned */
   gcvm_u32 kept;        /* objects this group claimed and scanned itself (expansion) */
-  gcvm_u32 waiting;     /* thread 0 saw work outside the group: the next queue or chunks */
+  gcvm_u32 waiting;     /* thread 0 saw work that may wait for the next launch */
+  gcvm_u32 taken;       /* queue batches of this level the group scanned (thread 0) */
+  gcvm_u32 left;        /* the group has left the level's queue */
 };
 
 /* Where a group's output goes: the next level's shared queue (`count` is its global
@@ -502,6 +508,8 @@ GCVM_DEVICE void gcvm_bfs_init_shared(GCVM_LOCAL struct gcvm_bfs_shared* sh) {
     sh->chunks = 0u;
     sh->kept = 0u;
     sh->waiting = 0u;
+    sh->taken = 0u;
+    sh->left = 0u;
   }
   GCVM_BARRIER();
 }
@@ -567,24 +575,50 @@ GCVM_DEVICE void gcvm_scan_batch(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
   gcvm_wide_objects(begin, degree, edges, marks, sh, out, first, wide, flags, traversed);
 }
 
-/* Thread 0 only, once the group is out of queue: whether work waits outside the group
- * for the next launch (objects in the next level's queue, or chunks of huge objects
- * not taken), looked up only when the group holds something it could expand: the
- * groups of a launch that hold nothing leave without reading the shared words. */
-GCVM_DEVICE int gcvm_work_waiting(const GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out,
-                                  struct gcvm_chunk_queue chunks) {
-  if (sh->stage_count == 0u || sh->stage_count > GCVM_GROUP_SIZE) return 1;
-  if (GCVM_VOLATILE_LOAD(out.count) != 0u) return 1;
-  return GCVM_VOLATILE_LOAD(chunks.state + GCVM_STATE_CHUNK_TAIL) >
-         GCVM_VOLATILE_LOAD(chunks.state + GCVM_STATE_CHUNK_HEAD);
+/* Thread 0 only: whether work may wait for the next launch while this group expands:
+ * objects in the next level's queue, chunks of huge objects not taken, or batches of
+ * this level that other groups have not finished (they may yet hand work on). While
+ * only the last holds, it looks again, up to GCVM_EXPAND_POLLS times: groups that
+ * finish their batches together (chains side by side) then expand together. The polls
+ * are bounded because nothing guarantees that the groups it waits for run meanwhile
+ * (a CPU device runs a few groups at a time). */
+GCVM_DEVICE int gcvm_work_waiting(struct gcvm_out out, struct gcvm_chunk_queue chunks,
+                                  const GCVM_GLOBAL gcvm_u32* finished, gcvm_u32 level_batches) {
+  for (gcvm_u32 poll = 0u;; ++poll) {
+    if (GCVM_VOLATILE_LOAD(out.count) != 0u) return 1;
+    if (GCVM_VOLATILE_LOAD(chunks.state + GCVM_STATE_CHUNK_TAIL) >
+        GCVM_VOLATILE_LOAD(chunks.state + GCVM_STATE_CHUNK_HEAD))
+      return 1;
+    if (GCVM_VOLATILE_LOAD(finished) >= level_batches) return 0;
+    if (poll + 1u >= GCVM_EXPAND_POLLS) return 1;
+    GCVM_BACKOFF(GCVM_EXPAND_POLL_NS);
+  }
 }
 
-/* Objects a group may expand locally next (bfs_mark.h's header): all it holds staged
- * when `allowed`, they fit one batch and no work waited for the next launch when
- * thread 0 last looked (sh->waiting), else none. */
-GCVM_DEVICE gcvm_u32 gcvm_expandable(const GCVM_LOCAL struct gcvm_bfs_shared* sh, int allowed) {
-  const gcvm_u32 staged = sh->stage_count;
-  return allowed && staged <= GCVM_GROUP_SIZE && sh->waiting == 0u ? staged : 0u;
+/* Collective, with uniform arguments, after a barrier: the objects this group expands
+ * next (bfs_mark.h's header), or 0. Once the group is out of the level's queue, it
+ * leaves it once: what it will not expand (more than one batch, or nothing to expand
+ * with) goes to the next queue first, then its queue batches (sh->taken) are counted
+ * in the level's finished word, so that a group that sees every batch of level `level`
+ * (`limit` objects) finished sees all the work that groups handed on. It expands what
+ * it holds while that fits one batch, `budget` allows, and no work waits
+ * (gcvm_work_waiting). */
+GCVM_DEVICE gcvm_u32 gcvm_next_expansion(GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out,
+                                         struct gcvm_chunk_queue chunks, GCVM_GLOBAL gcvm_u32* state,
+                                         gcvm_u32 level, gcvm_u32 limit, int out_of_queue, gcvm_u32 budget) {
+  const gcvm_u32 held = sh->stage_count;
+  const int leaving = out_of_queue && sh->left == 0u;
+  const int may_expand = out_of_queue && budget != 0u && held != 0u && held <= GCVM_GROUP_SIZE;
+  gcvm_stage_flush(sh, out, leaving && !may_expand);
+  if (GCVM_LOCAL_ID() == 0u) {
+    GCVM_GLOBAL gcvm_u32* finished = state + GCVM_STATE_FINISHED + level % GCVM_FINISHED_RING;
+    if (leaving) sh->left = 1u;
+    if (leaving && sh->taken != 0u) GCVM_ATOMIC_ADD(finished, sh->taken);
+    const gcvm_u32 level_batches = (gcvm_u32)(((gcvm_u64)limit + GCVM_GROUP_SIZE - 1u) / GCVM_GROUP_SIZE);
+    sh->waiting = may_expand ? (gcvm_u32)gcvm_work_waiting(out, chunks, finished, level_batches) : 1u;
+  }
+  GCVM_BARRIER();
+  return may_expand && sh->waiting == 0u ? held : 0u;
 }
 
 /* Level `level` >= 1: scans the objects of queue `in_queue` (count[level]) and
@@ -603,6 +637,7 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) {
     state[GCVM_STATE_COUNT + after] = 0u;
     state[GCVM_STATE_CURSOR + after] = 0u;
+    state[GCVM_STATE_FINISHED + (level + 2u) % GCVM_FINISHED_RING] = 0u;
   }
   /* Whether the level runs, and the fallback, are decided from the previous level's
    * final count alone, so every group decides the same. Chunks offered in the last
@@ -632,20 +667,14 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   /* Chunks first: those offered in the last level are then split over every group of
    * this launch, not left to the few groups still scanning when that level ended. */
   gcvm_drain_chunks(begin, degree, edges, marks, sh, out, chunks, drain, flags, &traversed);
-  /* Batches from the level's queue while it lasts; then local expansion: while what
-   * this group claimed fits one batch and no work waits for the next launch anywhere
-   * (so that nothing waits while the group goes on), it scans that as its next level,
-   * up to expand_batches times. One loop, so that the batch scan is inlined once. */
+  /* Batches from the level's queue while it lasts; then local expansion
+   * (gcvm_next_expansion). One loop, so that the batch scan is inlined once. */
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   gcvm_u32 budget = active ? expand_batches : 0u; /* local batches left */
-  if (lid == 0u) {
-    const gcvm_u32 first = limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
-    sh->batch = first;
-    if (first >= limit && budget != 0u) sh->waiting = gcvm_work_waiting(sh, out, chunks);
-  }
+  if (lid == 0u) sh->batch = limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
   GCVM_BARRIER();
   gcvm_u32 batch = sh->batch;
-  gcvm_u32 staged = gcvm_expandable(sh, batch >= limit && budget != 0u);
+  gcvm_u32 staged = gcvm_next_expansion(sh, out, chunks, state, level, limit, batch >= limit, budget);
   while (batch < limit || staged != 0u) {
     const int expanding = batch >= limit;
     const gcvm_u32 i = batch + lid;
@@ -658,13 +687,12 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     gcvm_scan_batch(begin, degree, edges, marks, sh, out, chunks, v, flags, wide_threshold, &traversed);
     budget -= expanding ? 1u : 0u;
     if (lid == 0u) {
-      const gcvm_u32 next = expanding ? batch : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
-      sh->batch = next;
-      if (next >= limit && budget != 0u) sh->waiting = gcvm_work_waiting(sh, out, chunks);
+      sh->taken += expanding ? 0u : 1u;
+      sh->batch = expanding ? batch : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
     }
     GCVM_BARRIER();
     batch = sh->batch;
-    staged = gcvm_expandable(sh, batch >= limit && budget != 0u);
+    staged = gcvm_next_expansion(sh, out, chunks, state, level, limit, batch >= limit, budget);
   }
   gcvm_stage_flush(sh, out, 1);
   gcvm_add_traversed(sh, state, traversed);

@@ -54,13 +54,22 @@
 #define GCVM_STATE_CHUNK_HEAD (GCVM_STATE_OVERFLOW + 1) /* chunk queue: next item to take */
 #define GCVM_STATE_CHUNK_TAIL (GCVM_STATE_CHUNK_HEAD + 1) /* chunk queue: items reserved */
 #define GCVM_STATE_CHUNKS_SCANNED (GCVM_STATE_CHUNK_TAIL + 1)
+/* Levels mode's local expansion: finished[4], the queue batches of level L that groups
+ * have scanned and left behind them (their staging flushed), in word L % 4. */
+#define GCVM_STATE_FINISHED (GCVM_STATE_CHUNKS_SCANNED + 1)
+#define GCVM_FINISHED_RING 4
+/* A group about to expand looks this many times, GCVM_EXPAND_POLL_NS apart, for the
+ * level's other batches to finish (bfs_mark.h, gcvm_work_waiting). */
+#define GCVM_EXPAND_POLLS 16u
+#define GCVM_EXPAND_POLL_NS 256u
 /* Async mode's shared words: the queue's ends and the pending count, which take
  * atomics, each on a 128-byte line of its own (32 words), so that they and the idle
  * groups' reads of the pending count do not queue behind one another at one L2 slice;
  * STOP and the idle count, read at every poll and written rarely, share a line. */
 #define GCVM_STATE_LINE 32
 /* async: next ticket range of the queue */
-#define GCVM_STATE_ASYNC_HEAD (((GCVM_STATE_CHUNKS_SCANNED + GCVM_STATE_LINE) / GCVM_STATE_LINE) * GCVM_STATE_LINE)
+#define GCVM_STATE_ASYNC_HEAD \
+  (((GCVM_STATE_FINISHED + GCVM_FINISHED_RING - 1 + GCVM_STATE_LINE) / GCVM_STATE_LINE) * GCVM_STATE_LINE)
 #define GCVM_STATE_ASYNC_TAIL (GCVM_STATE_ASYNC_HEAD + GCVM_STATE_LINE) /* async: queue slots reserved */
 #define GCVM_STATE_PENDING (GCVM_STATE_ASYNC_TAIL + GCVM_STATE_LINE)    /* async: work not yet done (async_mark.h) */
 #define GCVM_STATE_STOP (GCVM_STATE_PENDING + GCVM_STATE_LINE)          /* async: narrow work, hand it to the CPU */

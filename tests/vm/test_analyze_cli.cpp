@@ -111,7 +111,7 @@ TEST_CASE("gcvm analyze: bad input gives one line and exit code 2") {
            Case{"analyze /nonexistent.hprof", "/nonexistent.hprof: byte 0: cannot open the file"},
            Case{"analyze --graph=single --width-cap=0", "--width-cap=0"},
            Case{"analyze --graph=single --plots=jpg", "--plots"},
-           Case{"analyze --graph=tree:3", "is not one of"},
+           Case{"analyze --graph=ring:3", "is not one of"},
        }) {
     CAPTURE(c.args);
     const auto r = run_gcvm(c.args);

@@ -42,7 +42,7 @@ TEST_CASE("bad input gives one clear line and exit code 2") {
   };
   for (const auto& c : {
            Case{"mark --graph=list:10 --bogus", "--bogus"},
-           Case{"mark --graph=tree:3", "is not one of"},
+           Case{"mark --graph=ring:3", "is not one of"},
            Case{"mark --graph=list:-1", "not a whole number"},
            Case{"mark --graph=list:10 --gc=quantum", "--gc=quantum is not a collector"},
            Case{"mark --graph=list:10 --gc-opt vector=on", "does not accept --gc-opt vector=on"},
