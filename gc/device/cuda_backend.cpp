@@ -40,8 +40,6 @@ class CudaBackend final : public DeviceBackend {
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
     state_and_roots_.reserve((GCVM_STATE_ROOTS + 1) * sizeof(std::uint32_t), "the level state and the roots");
-    initial_state_.fill(0);
-    initial_state_[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
     staging_.prepare();
     readback_.prepare();
   }
@@ -468,7 +466,7 @@ class CudaBackend final : public DeviceBackend {
   bool timer_ended_ = false;  // timer_end recorded stop_ since timer_start
   DeviceBuffer begin_, degree_, edges_, marks_, patch_;
   DeviceBuffer state_and_roots_;  // the level state, then the roots from word GCVM_STATE_ROOTS
-  std::array<std::uint32_t, GCVM_STATE_ROOTS> initial_state_;  // what begin_mark uploads ahead of the roots
+  static constexpr std::array<std::uint32_t, GCVM_STATE_ROOTS> initial_state_ = initial_level_state();
   DeviceBuffer queues_[2];
   PinnedBuffer patch_host_;
   std::unique_ptr<std::byte[]> patch_spill_;  // a patch too large for patch_host_, until it grows

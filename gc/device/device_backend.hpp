@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -63,6 +64,15 @@ struct BfsLaunch {
   std::uint32_t narrow_rounds = 64;  // async mode: narrow rounds in a row before the CPU takes over
   std::uint32_t groups = 0;  // work groups per level kernel, or of the async launch
 };
+
+/// The level state a mark begins with (mark_layout.h), as many words as precede the
+/// roots in their shared buffer: every word zero, but the fallback level, which is
+/// none. What both backends' begin_mark uploads ahead of the roots.
+inline constexpr std::array<std::uint32_t, GCVM_STATE_ROOTS> initial_level_state() {
+  std::array<std::uint32_t, GCVM_STATE_ROOTS> state{};
+  state[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
+  return state;
+}
 
 /// Items of the chunk queue of huge objects (mark_layout.h): enough for every object
 /// of a graph of `edges` edge slots to be chunked in one collection, in chunks of

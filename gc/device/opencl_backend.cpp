@@ -264,8 +264,8 @@ class OpenClBackend final : public DeviceBackend {
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
     // The level state, cleared, then the roots: one write.
-    state_and_roots_host_.assign(GCVM_STATE_ROOTS, 0u);
-    state_and_roots_host_[GCVM_STATE_FALLBACK_LEVEL] = GCVM_NO_LEVEL;
+    constexpr auto initial = initial_level_state();
+    state_and_roots_host_.assign(initial.begin(), initial.end());
     state_and_roots_host_.insert(state_and_roots_host_.end(), roots.begin(), roots.end());
     state_and_roots_.reserve(context_, state_and_roots_host_.size() * sizeof(std::uint32_t),
                              "the level state and the roots");

@@ -507,7 +507,6 @@ GCVM_DEVICE void gcvm_bfs_init_shared(GCVM_LOCAL struct gcvm_bfs_shared* sh) {
     sh->lane_chunks = 0u;
     sh->chunks = 0u;
     sh->kept = 0u;
-    sh->waiting = 0u;
     sh->taken = 0u;
     sh->left = 0u;
   }
