@@ -14,7 +14,7 @@
  * enqueues it. Each reachable object therefore enters the queue exactly once, the
  * reported edge count equals the serial marker's (DESIGN.md invariant 4), and queue
  * traffic is O(objects) instead of O(references). A thread claims the references of
- * one vector, or of one step of a wide object's walk, together (gcvm_visit_together):
+ * one vector, or four of a step of the wide walk, together (gcvm_visit_together):
  * their mark words read at once, then their atomics issued at once, so that its
  * requests overlap. The paper's variants keep their
  * meaning: the offsets of a group's writes come from a histogram over reference
@@ -230,6 +230,12 @@ GCVM_DEVICE void gcvm_visit_vector(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBA
   gcvm_visit_together(marks, sh, target, traversed);
 }
 
+/* Visits the GCVM_STEP_REFS references loaded for one step, four together at a time. */
+GCVM_DEVICE void gcvm_visit_step(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct gcvm_bfs_shared* sh,
+                                 const gcvm_u32* target, gcvm_u32* traversed) {
+  for (gcvm_u32 j = 0u; j < GCVM_STEP_REFS; j += GCVM_VISIT_REFS) gcvm_visit_together(marks, sh, target + j, traversed);
+}
+
 /* Collective. Moves the staged entries to the output queue when fewer than
  * GCVM_STAGE_SLACK slots are free, or whenever `force` is set. Every thread passes
  * the same four barriers whatever it decides (no early return: PoCL 5's work-group
@@ -394,39 +400,55 @@ GCVM_DEVICE gcvm_u32 gcvm_offset_owner(const GCVM_LOCAL gcvm_u32* offsets, gcvm_
   return lo;
 }
 
-/* The lane whose references hold index `e` of the concatenation that
- * gcvm_exclusive_scan laid out in sh->scan. */
-GCVM_DEVICE gcvm_u32 gcvm_scan_owner(const GCVM_LOCAL struct gcvm_bfs_shared* sh, gcvm_u32 e) {
-  return gcvm_offset_owner(sh->scan, GCVM_GROUP_SIZE, e);
-}
-
 /* §5.2: objects with more than the threshold of references are scanned by the
  * whole group. In contrast to the paper, which walks them one object at a time, the
  * group walks the concatenated references of all the batch's wide objects at once
- * (offsets from a prefix sum, owner found by binary search), so a batch of objects
- * with 20 or 50 references keeps every thread busy. Wide objects have at most
- * GCVM_CHUNK_SPLIT references (larger ones are chunked), so the concatenated index
- * fits 32 bits. In lane mode the huge objects of the batch (sh->wide_vertex) are then
- * walked one at a time by the group. */
+ * (offsets from a prefix sum), so a batch of objects with 20 or 5,000 references
+ * keeps every thread busy. A warp takes GCVM_STEP_REFS * GCVM_WARP_SIZE consecutive
+ * references of the concatenation a step, its threads GCVM_WARP_SIZE apart, so that
+ * each of the warp's loads reads consecutive references; a thread finds the owner of
+ * its first reference by binary search and those of the others by stepping on, over
+ * the wide lanes' offsets compacted, and loads all its references before it claims
+ * any. (A binary search for every reference cost twice the time on objects of
+ * thousands of references; one thread taking consecutive references lost the
+ * loads' coalescing.) Wide objects have at most GCVM_CHUNK_SPLIT references (larger
+ * ones are chunked), so the concatenated index fits 22 bits. In lane mode the huge
+ * objects of the batch (sh->wide_vertex) are then walked one at a time by the group. */
 GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                    const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                    GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, gcvm_u64 first, gcvm_u32 wide_degree,
                                    gcvm_u32 flags, gcvm_u32* traversed) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
-  sh->wide_first[lid] = first;
-  gcvm_exclusive_scan(sh, wide_degree);
-  const gcvm_u32 total = sh->rounds;
-  for (gcvm_u32 base = 0u; base < total; base += GCVM_VISIT_REFS * GCVM_GROUP_SIZE) {
-    gcvm_u32 target[GCVM_VISIT_REFS];
-    for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j) {
-      const gcvm_u32 e = base + j * GCVM_GROUP_SIZE + lid;
+  /* One scan gives each wide lane its offset (low bits) and its rank among the wide
+   * lanes (high bits); the wide lanes' offsets and first edges are then compacted, so
+   * that the offsets strictly increase and an owner is found by stepping. */
+  const gcvm_u32 packed = wide_degree != 0u ? GCVM_WIDE_RANK_ONE | wide_degree : 0u;
+  const gcvm_u32 prefix = gcvm_exclusive_scan(sh, packed);
+  const gcvm_u32 total = sh->rounds & (GCVM_WIDE_RANK_ONE - 1u);
+  const gcvm_u32 lanes = sh->rounds / GCVM_WIDE_RANK_ONE;
+  GCVM_BARRIER();
+  if (wide_degree != 0u) {
+    sh->scan[prefix / GCVM_WIDE_RANK_ONE] = prefix & (GCVM_WIDE_RANK_ONE - 1u);
+    sh->wide_first[prefix / GCVM_WIDE_RANK_ONE] = first;
+  }
+  GCVM_BARRIER();
+  const gcvm_u32 lane = lid % GCVM_WARP_SIZE;
+  for (gcvm_u32 base = 0u; base < total; base += GCVM_STEP_REFS * GCVM_GROUP_SIZE) {
+    const gcvm_u32 e0 = base + (lid - lane) * GCVM_STEP_REFS + lane;
+    gcvm_u32 owner = e0 < total ? gcvm_offset_owner(sh->scan, lanes, e0) : 0u;
+    gcvm_u32 target[GCVM_STEP_REFS];
+    for (gcvm_u32 j = 0u; j < GCVM_STEP_REFS; ++j) {
+      const gcvm_u32 e = e0 + j * GCVM_WARP_SIZE;
       target[j] = GCVM_NULL_REF;
-      if (e < total) {
-        const gcvm_u32 owner = gcvm_scan_owner(sh, e);
-        target[j] = edges[sh->wide_first[owner] + (e - sh->scan[owner])];
+      if (e >= total) continue;
+      if (owner + 1u < lanes && sh->scan[owner + 1u] <= e) {
+        ++owner;
+        if (owner + 1u < lanes && sh->scan[owner + 1u] <= e)
+          owner += 1u + gcvm_offset_owner(sh->scan + owner + 1u, lanes - owner - 1u, e);
       }
+      target[j] = edges[sh->wide_first[owner] + (e - sh->scan[owner])];
     }
-    gcvm_visit_together(marks, sh, target, traversed);
+    gcvm_visit_step(marks, sh, target, traversed);
     gcvm_stage_flush(sh, out, 0);
   }
 

@@ -28,12 +28,18 @@
 /* Work-group size of every mark kernel (threads per group / CUDA block). */
 #define GCVM_GROUP_SIZE 256
 /* References a thread of a level kernel claims together (bfs_mark.h,
- * gcvm_visit_together): one aligned vector, or one step of a wide object's walk. */
+ * gcvm_visit_together): one aligned vector, or half of a step of a wide walk. */
 #define GCVM_VISIT_REFS 4
+/* References a thread loads in one step of the walk over a batch's wide objects
+ * (bfs_mark.h, gcvm_wide_objects), all before it claims any. */
+#define GCVM_STEP_REFS (2 * GCVM_VISIT_REFS)
+/* The wide walk's scan packs a lane's rank among the wide lanes above its references
+ * (at most GCVM_GROUP_SIZE * GCVM_CHUNK_SPLIT = 2^21 in a batch). */
+#define GCVM_WIDE_RANK_ONE (1u << 22)
 /* Entries of a group's output staging buffer in local memory; a flush happens when
- * fewer than GCVM_STAGE_SLACK entries are free, and one round adds at most that many. */
-#define GCVM_STAGE_SLACK (GCVM_VISIT_REFS * GCVM_GROUP_SIZE)
-#define GCVM_STAGE_CAPACITY (2 * GCVM_STAGE_SLACK)
+ * fewer than GCVM_STAGE_SLACK entries are free, and one step adds at most that many. */
+#define GCVM_STAGE_SLACK (GCVM_STEP_REFS * GCVM_GROUP_SIZE)
+#define GCVM_STAGE_CAPACITY (GCVM_STAGE_SLACK + GCVM_VISIT_REFS * GCVM_GROUP_SIZE)
 /* References one thread claims in one prefix-sum round (also its register buffer). */
 #define GCVM_PREFIX_ROUND 16
 /* Edge arrays are padded to this many entries (one 16-byte vector). */

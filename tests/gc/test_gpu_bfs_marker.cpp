@@ -187,6 +187,53 @@ TEST_CASE("gpu-bfs levels mode: references repeated within one vector or one wid
   }
 }
 
+TEST_CASE("gpu-bfs levels mode: a batch's wide objects of every size, between narrow ones, are walked together") {
+  // The wide walk concatenates the references of a batch's wide objects; a warp takes
+  // consecutive references of it a step and each thread finds their owners by one
+  // search and by stepping over object ends. Children of every size around the
+  // threshold, the warp and step widths and the chunk split, among narrow and empty
+  // ones, each with references to leaves of its own (some null): a reference mapped
+  // to the wrong owner or skipped leaves a leaf unmarked; one walked twice changes
+  // the edge count.
+  const std::vector<GcOptions> matrix = {options_of({"queue=levels"}),
+                                         options_of({"queue=levels", "wide=1"}),
+                                         options_of({"queue=levels", "wide=2", "vector=off"}),
+                                         options_of({"queue=levels", "wide=1000", "offsets=prefix"}),
+                                         options_of({"queue=levels", "expand=off", "wide=31"}),
+                                         options_of({"sms=split", "wide=1"}),
+                                         options_of({"queue=async"})};
+  Heap heap;
+  const ShapeId leaf_shape = heap.shapes().intern(1, 0);
+  const std::vector<std::uint64_t> sizes = {0,  1,  2,  3,  5,   16,  17,  18,  31,  32,
+                                            33, 63, 64, 65, 100, 255, 256, 257, 1000};
+  constexpr std::uint64_t kChildren = 280;
+  const ObjectId root = heap.allocate_ref_array(kChildren);
+  std::uint64_t leaves = 0;
+  for (std::uint64_t c = 0; c < kChildren; ++c) {
+    const std::uint64_t size = c == 100   ? GCVM_CHUNK_SPLIT
+                               : c == 200 ? GCVM_CHUNK_SPLIT + 1
+                                          : sizes[c % sizes.size()];
+    const ObjectId child = heap.allocate_ref_array(size);
+    heap.store_element(root, c, child);
+    for (std::uint64_t i = 0; i < size; ++i) {
+      if ((c + i) % 7 == 3) continue;  // null
+      heap.store_element(child, i, heap.allocate(leaf_shape));
+      ++leaves;
+    }
+  }
+  const std::vector<ObjectId> roots = {root};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const GcOptions& options : matrix) {
+      INFO("options: ", describe(options));
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options, device));
+      const MarkRequest request{heap.graph(), roots, heap.blocks().high_water()};
+      const MarkStats got = check_same_as_serial(request, gpu);
+      CHECK(got.marked_objects == 1 + kChildren + leaves);
+    }
+  }
+}
+
 TEST_CASE("gpu-bfs levels mode falls back when the queue drops below the threshold, not while it still grows") {
   // A binary tree under one root: levels of 1, 2, 4, 8, 16, ... objects, narrow only at
   // the start. A chain hangs off its last leaf: levels of one object at the end.
