@@ -3,7 +3,8 @@
 // with the serial CPU marker on the same heap in the same run.
 //
 //   bench_gpu_mark [--device=auto|cuda|opencl[:N]] [--graphs=a,b,...] [--variants=a,b,...]
-//                  [--variant=LABEL:COLLECTOR:OPTION,OPTION,...]... [--repeats=N] [--quick]
+//                  [--variant=LABEL:COLLECTOR:OPTION,OPTION,...]... [--repeats=N]
+//                  [--instances=M] [--quick]
 //
 // --variant adds a variant of one's own (a sweep of an option, say
 // `--variant=wide1:gpu-bfs:queue=levels,wide=1`); with --variants=, name it there too.
@@ -11,7 +12,12 @@
 // For each graph: the serial marker (median of N), then each variant: one warm-up
 // collection (its full mirror upload is reported as `upload ms`), then N timed
 // collections of the unchanged heap (median; a variant whose warm-up took over 2 s is
-// reported from the warm-up alone). Columns: kernel ms (device clock),
+// reported from the warm-up alone). With --instances=M, each variant is measured so by
+// M markers made one after another, the variants taking turns (variant A's first
+// marker, B's first, A's second, ...); a row then gives the median of the M markers'
+// figures and, last, the range of their kernel times: a kernel whose time moves from
+// one marker to the next (rmat:24's on the H200: about 5 or 7-9 ms, whatever the
+// build) shows it there. Columns: kernel ms (device clock),
 // total ms (the whole mark entry point: sync, roots, kernels, CPU tail, download),
 // GTEPS (edges traversed / kernel time), floor (the bandwidth floor: bytes of CSR
 // touched / measured device copy bandwidth, divided by kernel time — 100% would be
@@ -24,6 +30,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +107,7 @@ struct Args {
   std::vector<std::string> variants;
   std::vector<Variant> extra_variants;
   int repeats = 5;
+  int instances = 1;
 };
 
 Args parse_args(int argc, char** argv) {
@@ -125,6 +133,8 @@ Args parse_args(int argc, char** argv) {
           {text.substr(0, first), text.substr(first + 1, second - first - 1), split(text.substr(second + 1))});
     } else if (a.rfind("--repeats=", 0) == 0) {
       args.repeats = std::max(1, std::atoi(value("--repeats=").c_str()));
+    } else if (a.rfind("--instances=", 0) == 0) {
+      args.instances = std::max(1, std::atoi(value("--instances=").c_str()));
     } else if (a == "--quick") {
       args.graphs = {"single", "list:10000", "lists:256x10000", "wide:1000", "vp-list", "vp-array", "complete:2000:20",
                      "list:2000000", "rmat:20"};
@@ -135,6 +145,54 @@ Args parse_args(int argc, char** argv) {
     }
   }
   return args;
+}
+
+/// One marker's figures for one graph: medians of its timed collections.
+struct Sample {
+  double upload_ms = 0;
+  double kernel_ms = 0;
+  double total_ms = 0;
+  double gpu_edges = 0;
+  double speedup = 0;  // the serial marker's time over the variant's total
+  double levels = 0;
+};
+
+/// Makes a marker of variant `v`, runs its warm-up collection and the timed ones;
+/// nothing when its marks differ from the serial marker's.
+std::optional<Sample> measure(const Variant& v, const MarkRequest& request, const MarkBitmap& expected,
+                              const MarkStats& reference, SerialMarker& serial, double serial_ms, const Args& args) {
+  CollectorChoice choice{v.collector, {}, 0, args.device};
+  for (const auto& o : v.options) choice.options.push_back(parse_gc_option(o));
+  auto marker = make_marker(choice);
+  MarkBitmap marks;
+  const MarkStats warm = marker->mark(request, marks);
+  if (!(marks == expected) || warm.edges_traversed != reference.edges_traversed) return std::nullopt;
+  std::vector<double> kernel = {warm.detail("kernel_ms").value_or(0)}, total = {warm.mark_ms},
+                      levels = {warm.detail("iterations").value_or(0)};
+  // A variant that takes seconds (a list without fallback: one launch per level)
+  // is reported from its first run only; its order of magnitude is the point.
+  const int repeats = warm.mark_ms > 2000 ? 0 : args.repeats;
+  if (repeats > 0) kernel.clear(), total.clear(), levels.clear();
+  // The serial marker runs again before every timed GPU run, so the speed-up is a
+  // ratio of interleaved samples that saw the same machine state.
+  std::vector<double> serial_again;
+  MarkBitmap serial_marks;
+  for (int r = 0; r < repeats; ++r) {
+    serial_again.push_back(serial.mark(request, serial_marks).mark_ms);
+    const MarkStats s = marker->mark(request, marks);
+    kernel.push_back(s.detail("kernel_ms").value_or(0));
+    total.push_back(s.mark_ms);
+    levels.push_back(s.detail("iterations").value_or(0));
+  }
+  const double cpu_ms = serial_again.empty() ? serial_ms : median(serial_again);
+  Sample sample;
+  sample.upload_ms = warm.detail("sync_ms").value_or(0);
+  sample.kernel_ms = median(kernel);
+  sample.total_ms = median(total);
+  sample.gpu_edges = warm.detail("gpu_edges").value_or(0);
+  sample.speedup = cpu_ms / sample.total_ms;
+  sample.levels = median(levels);
+  return sample;
 }
 
 }  // namespace
@@ -184,40 +242,33 @@ int run(const Args& args) {
                spec_text, "serial", "", "", serial_ms, reference.edges_traversed / (serial_ms * 1e6), "", "1.00x", "",
                reference.marked_objects, reference.edges_traversed);
 
-    for (const Variant& v : variants) {
-      CollectorChoice choice{v.collector, {}, 0, args.device};
-      for (const auto& o : v.options) choice.options.push_back(parse_gc_option(o));
-      auto marker = make_marker(choice);
-      MarkBitmap marks;
-      const MarkStats warm = marker->mark(request, marks);
-      if (!(marks == expected) || warm.edges_traversed != reference.edges_traversed) {
-        fmt::print(stderr, "MISMATCH: {} on {} differs from the serial marker\n", v.label, spec_text);
-        return 1;
+    std::vector<std::vector<Sample>> samples(variants.size());
+    for (int instance = 0; instance < args.instances; ++instance)
+      for (std::size_t i = 0; i < variants.size(); ++i) {
+        const std::optional<Sample> sample = measure(variants[i], request, expected, reference, serial, serial_ms, args);
+        if (!sample) {
+          fmt::print(stderr, "MISMATCH: {} on {} differs from the serial marker\n", variants[i].label, spec_text);
+          return 1;
+        }
+        samples[i].push_back(*sample);
       }
-      std::vector<double> kernel = {warm.detail("kernel_ms").value_or(0)}, total = {warm.mark_ms},
-                          levels = {warm.detail("iterations").value_or(0)};
-      // A variant that takes seconds (a list without fallback: one launch per level)
-      // is reported from its first run only; its order of magnitude is the point.
-      const int repeats = warm.mark_ms > 2000 ? 0 : args.repeats;
-      if (repeats > 0) kernel.clear(), total.clear(), levels.clear();
-      // The serial marker runs again before every timed GPU run, so the speed-up is a
-      // ratio of interleaved samples that saw the same machine state.
-      std::vector<double> serial_again;
-      MarkBitmap serial_marks;
-      for (int r = 0; r < repeats; ++r) {
-        serial_again.push_back(serial.mark(request, serial_marks).mark_ms);
-        const MarkStats s = marker->mark(request, marks);
-        kernel.push_back(s.detail("kernel_ms").value_or(0));
-        total.push_back(s.mark_ms);
-        levels.push_back(s.detail("iterations").value_or(0));
-      }
-      const double kernel_ms = median(kernel);
-      const double total_ms = median(total);
-      const double cpu_ms = serial_again.empty() ? serial_ms : median(serial_again);
-      fmt::print("{:<18} {:<12} {:>10.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>6.1f}% {:>7.2f}x {:>8.0f}\n", spec_text,
-                 v.label, warm.detail("sync_ms").value_or(0), kernel_ms, total_ms,
-                 warm.detail("gpu_edges").value_or(0) / (kernel_ms * 1e6), 100.0 * floor_ms / kernel_ms, cpu_ms / total_ms,
-                 median(levels));
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      auto of = [&](double Sample::*field) {
+        std::vector<double> values;
+        for (const Sample& sample : samples[i]) values.push_back(sample.*field);
+        return values;
+      };
+      const std::vector<double> kernels = of(&Sample::kernel_ms);
+      const double kernel_ms = median(kernels);
+      const std::string range =
+          args.instances > 1
+              ? fmt::format("  {:.3f}-{:.3f}", *std::min_element(kernels.begin(), kernels.end()),
+                            *std::max_element(kernels.begin(), kernels.end()))
+              : "";
+      fmt::print("{:<18} {:<12} {:>10.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>6.1f}% {:>7.2f}x {:>8.0f}{}\n", spec_text,
+                 variants[i].label, median(of(&Sample::upload_ms)), kernel_ms, median(of(&Sample::total_ms)),
+                 median(of(&Sample::gpu_edges)) / (kernel_ms * 1e6), 100.0 * floor_ms / kernel_ms,
+                 median(of(&Sample::speedup)), median(of(&Sample::levels)), range);
     }
     std::fflush(stdout);
   }
