@@ -260,11 +260,8 @@ int run(const Args& args) {
       };
       const std::vector<double> kernels = of(&Sample::kernel_ms);
       const double kernel_ms = median(kernels);
-      const std::string range =
-          args.instances > 1
-              ? fmt::format("  {:.3f}-{:.3f}", *std::min_element(kernels.begin(), kernels.end()),
-                            *std::max_element(kernels.begin(), kernels.end()))
-              : "";
+      const auto [fastest, slowest] = std::minmax_element(kernels.begin(), kernels.end());
+      const std::string range = args.instances > 1 ? fmt::format("  {:.3f}-{:.3f}", *fastest, *slowest) : "";
       fmt::print("{:<18} {:<12} {:>10.3f} {:>10.3f} {:>10.3f} {:>8.3f} {:>6.1f}% {:>7.2f}x {:>8.0f}{}\n", spec_text,
                  variants[i].label, median(of(&Sample::upload_ms)), kernel_ms, median(of(&Sample::total_ms)),
                  median(of(&Sample::gpu_edges)) / (kernel_ms * 1e6), 100.0 * floor_ms / kernel_ms,

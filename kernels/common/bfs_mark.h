@@ -424,12 +424,13 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
    * that the offsets strictly increase and an owner is found by stepping. */
   const gcvm_u32 packed = wide_degree != 0u ? GCVM_WIDE_RANK_ONE | wide_degree : 0u;
   const gcvm_u32 prefix = gcvm_exclusive_scan(sh, packed);
-  const gcvm_u32 total = sh->rounds & (GCVM_WIDE_RANK_ONE - 1u);
+  const gcvm_u32 total = sh->rounds % GCVM_WIDE_RANK_ONE;
   const gcvm_u32 lanes = sh->rounds / GCVM_WIDE_RANK_ONE;
   GCVM_BARRIER();
   if (wide_degree != 0u) {
-    sh->scan[prefix / GCVM_WIDE_RANK_ONE] = prefix & (GCVM_WIDE_RANK_ONE - 1u);
-    sh->wide_first[prefix / GCVM_WIDE_RANK_ONE] = first;
+    const gcvm_u32 rank = prefix / GCVM_WIDE_RANK_ONE;
+    sh->scan[rank] = prefix % GCVM_WIDE_RANK_ONE;
+    sh->wide_first[rank] = first;
   }
   GCVM_BARRIER();
   const gcvm_u32 lane = lid % GCVM_WARP_SIZE;
