@@ -427,6 +427,9 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
   const gcvm_u32 total = sh->rounds % GCVM_WIDE_RANK_ONE;
   const gcvm_u32 lanes = sh->rounds / GCVM_WIDE_RANK_ONE;
   GCVM_BARRIER();
+  /* Read before the next barrier: past it, thread 0 may already clear the count for
+   * the next batch (lane mode scans batches with no barrier between them). */
+  const gcvm_u32 huge = sh->wide_count;
   if (wide_degree != 0u) {
     const gcvm_u32 rank = prefix / GCVM_WIDE_RANK_ONE;
     sh->scan[rank] = prefix % GCVM_WIDE_RANK_ONE;
@@ -453,7 +456,6 @@ GCVM_DEVICE void gcvm_wide_objects(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
     gcvm_stage_flush(sh, out, 0);
   }
 
-  const gcvm_u32 huge = sh->wide_count;
   for (gcvm_u32 o = 0u; o < huge; ++o) {
     const gcvm_u32 v = sh->wide_vertex[o];
     gcvm_group_walk(edges, marks, sh, out, begin[v], begin[v] + degree[v], flags, traversed);
