@@ -236,17 +236,12 @@ GCVM_DEVICE void gcvm_visit_step(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct 
   for (gcvm_u32 j = 0u; j < GCVM_STEP_REFS; j += GCVM_VISIT_REFS) gcvm_visit_together(marks, sh, target + j, traversed);
 }
 
-/* Collective, with a uniform `force`. Moves the staged entries to the output queue
- * when fewer than GCVM_STAGE_SLACK slots are free, or whenever `force` is set. A step
- * that does not flush passes one barrier where the device can skip barriers together
- * (GCVM_UNIFORM_BARRIER_BRANCHES): its vote says whether any thread, after its own
- * claims, saw the buffer past its slack; the thread whose claim crossed that line
- * did. Otherwise every thread passes the same four barriers whatever it decides (PoCL
- * 5's work-group compiler cannot split a function whose barriers are skipped on some
- * paths). */
+/* Collective. Moves the staged entries to the output queue when fewer than
+ * GCVM_STAGE_SLACK slots are free, or whenever `force` is set. Every thread passes
+ * the same four barriers whatever it decides (no early return: PoCL 5's work-group
+ * compiler cannot split a function whose barriers are skipped on some paths). */
 GCVM_DEVICE void gcvm_stage_flush(GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, int force) {
-  const int over = GCVM_BARRIER_ANY(GCVM_ATOMIC_ADD(&sh->stage_count, 0u) + GCVM_STAGE_SLACK > GCVM_STAGE_CAPACITY);
-  if (GCVM_UNIFORM_BARRIER_BRANCHES && !force && !over) return;
+  GCVM_BARRIER();
   const gcvm_u32 n = sh->stage_count;
   GCVM_BARRIER();
   const int flush = n != 0u && (force || n + GCVM_STAGE_SLACK > GCVM_STAGE_CAPACITY);

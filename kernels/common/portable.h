@@ -41,11 +41,9 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_VOLATILE_LOAD64(p) (*(volatile gcvm_u64*)(p))
 /* A polling thread backs off for about `ns` nanoseconds (sm_70 and later). */
 #define GCVM_BACKOFF(ns) __nanosleep(ns)
-/* 1 where every thread of a group may skip a barrier together, under a branch whose
- * condition they all computed alike. */
+/* 1 where every thread of a one-warp group may skip a barrier together, under a branch
+ * whose condition they all computed alike. */
 #define GCVM_UNIFORM_BARRIER_BRANCHES 1
-/* A group barrier that also answers whether `pred` was nonzero in any thread. */
-#define GCVM_BARRIER_ANY(pred) __syncthreads_or(pred)
 
 /* Collective over a group that is one warp (GCVM_WARP_SIZE threads): returns the
  * exclusive prefix sum of `x` over the group's threads and sets `*total` to the sum.
@@ -119,9 +117,6 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_BACKOFF(ns) ((void)(ns))
 /* PoCL's work-group compiler mishandles barriers under branches, even uniform ones. */
 #define GCVM_UNIFORM_BARRIER_BRANCHES 0
-/* The same barrier, whose answer is always 1 ("perhaps"): OpenCL C 1.2 has no vote,
- * and its answer is only used to skip barriers, which this dialect never does. */
-#define GCVM_BARRIER_ANY(pred) ((void)(pred), GCVM_BARRIER(), 1)
 
 /* The same collective through work-group memory (`scratch`: 2 * GCVM_WARP_SIZE words),
  * one barrier per doubling step. */
