@@ -16,7 +16,7 @@
 // M markers made one after another, the variants taking turns (variant A's first
 // marker, B's first, A's second, ...); a row then gives the median of the M markers'
 // figures and, last, the range of their kernel times: a kernel whose time moves from
-// one marker to the next (rmat:24's on the H200: about 5 or 7-9 ms, whatever the
+// one collection to the next (rmat:24's on the H200: about 5 to 11.7 ms, whatever the
 // build) shows it there. Columns: kernel ms (device clock),
 // total ms (the whole mark entry point: sync, roots, kernels, CPU tail, download),
 // GTEPS (edges traversed / kernel time), floor (the bandwidth floor: bytes of CSR
