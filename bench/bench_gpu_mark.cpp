@@ -4,7 +4,7 @@
 //
 //   bench_gpu_mark [--device=auto|cuda|opencl[:N]] [--graphs=a,b,...] [--variants=a,b,...]
 //                  [--variant=LABEL:COLLECTOR:OPTION,OPTION,...]... [--repeats=N]
-//                  [--instances=M] [--quick]
+//                  [--instances=M] [--each] [--no-interleave] [--quick]
 //
 // --variant adds a variant of one's own (a sweep of an option, say
 // `--variant=wide1:gpu-bfs:queue=levels,wide=1`); with --variants=, name it there too.
@@ -17,7 +17,11 @@
 // marker, B's first, A's second, ...); a row then gives the median of the M markers'
 // figures and, last, the range of their kernel times: a kernel whose time moves from
 // one collection to the next (rmat:24's on the H200: about 5 to 11.7 ms, whatever the
-// build) shows it there. Columns: kernel ms (device clock),
+// build) shows it there; --each prints every timed collection's kernel time after its
+// row, in the order they ran. --no-interleave leaves out the serial marker's runs
+// between the timed collections (its first median is then the speed-up's reference):
+// a large heap's serial mark takes seconds of device time per collection.
+// Columns: kernel ms (device clock),
 // total ms (the whole mark entry point: sync, roots, kernels, CPU tail, download),
 // GTEPS (edges traversed / kernel time), floor (the bandwidth floor: bytes of CSR
 // touched / measured device copy bandwidth, divided by kernel time — 100% would be
@@ -108,6 +112,8 @@ struct Args {
   std::vector<Variant> extra_variants;
   int repeats = 5;
   int instances = 1;
+  bool each = false;        // every timed collection's kernel time
+  bool interleave = true;   // the serial marker again before every timed collection
 };
 
 Args parse_args(int argc, char** argv) {
@@ -135,6 +141,10 @@ Args parse_args(int argc, char** argv) {
       args.repeats = std::max(1, std::atoi(value("--repeats=").c_str()));
     } else if (a.rfind("--instances=", 0) == 0) {
       args.instances = std::max(1, std::atoi(value("--instances=").c_str()));
+    } else if (a == "--each") {
+      args.each = true;
+    } else if (a == "--no-interleave") {
+      args.interleave = false;
     } else if (a == "--quick") {
       args.graphs = {"single", "list:10000", "lists:256x10000", "wide:1000", "vp-list", "vp-array", "complete:2000:20",
                      "list:2000000", "rmat:20"};
@@ -155,6 +165,7 @@ struct Sample {
   double gpu_edges = 0;
   double speedup = 0;  // the serial marker's time over the variant's total
   double levels = 0;
+  std::vector<double> kernels;  // every timed collection's kernel time
 };
 
 /// Makes a marker of variant `v`, runs its warm-up collection and the timed ones;
@@ -178,7 +189,7 @@ std::optional<Sample> measure(const Variant& v, const MarkRequest& request, cons
   std::vector<double> serial_again;
   MarkBitmap serial_marks;
   for (int r = 0; r < repeats; ++r) {
-    serial_again.push_back(serial.mark(request, serial_marks).mark_ms);
+    if (args.interleave) serial_again.push_back(serial.mark(request, serial_marks).mark_ms);
     const MarkStats s = marker->mark(request, marks);
     kernel.push_back(s.detail("kernel_ms").value_or(0));
     total.push_back(s.mark_ms);
@@ -192,6 +203,7 @@ std::optional<Sample> measure(const Variant& v, const MarkRequest& request, cons
   sample.gpu_edges = warm.detail("gpu_edges").value_or(0);
   sample.speedup = cpu_ms / sample.total_ms;
   sample.levels = median(levels);
+  sample.kernels = kernel;
   return sample;
 }
 
@@ -266,6 +278,12 @@ int run(const Args& args) {
                  variants[i].label, median(of(&Sample::upload_ms)), kernel_ms, median(of(&Sample::total_ms)),
                  median(of(&Sample::gpu_edges)) / (kernel_ms * 1e6), 100.0 * floor_ms / kernel_ms,
                  median(of(&Sample::speedup)), median(of(&Sample::levels)), range);
+      if (args.each) {
+        std::string times;
+        for (const Sample& sample : samples[i])
+          for (double ms : sample.kernels) times += fmt::format(" {:.2f}", ms);
+        fmt::print("{:<18} {:<12} every collection's kernel ms:{}\n", spec_text, variants[i].label, times);
+      }
     }
     std::fflush(stdout);
   }

@@ -181,6 +181,20 @@ class CudaBackend final : public DeviceBackend {
     check(cuda::launch_bfs_level(args, stream_), "launching the BFS level kernel");
   }
 
+  void snapshot_marks(std::uint64_t mark_words) override {
+    const std::uint64_t bytes = std::max<std::uint64_t>(mark_words, 1) * sizeof(std::uint32_t);
+    seen_.reserve(bytes, "the bitmap frontier's snapshot");
+    check(cudaMemcpyAsync(seen_.as<void>(), marks_.as<void>(), bytes, cudaMemcpyDeviceToDevice, stream_),
+          "copying the mark bitmap for the bitmap frontier");
+  }
+
+  void launch_bfs_frontier(std::uint32_t level, std::uint64_t mark_words) override {
+    check(cuda::launch_bfs_frontier(marks_.as<std::uint32_t>(), seen_.as<std::uint32_t>(),
+                                    static_cast<std::uint32_t>(mark_words), queues_[level % 2].as<std::uint32_t>(),
+                                    level_state(), level, stream_),
+          "launching the bitmap frontier kernel");
+  }
+
   void begin_chunks(std::uint64_t capacity) override {
     chunk_capacity_ = static_cast<std::uint32_t>(std::max<std::uint64_t>(capacity, 1));
     chunks_.reserve(std::uint64_t{chunk_capacity_} * sizeof(std::uint64_t), "the chunk queue");
@@ -310,7 +324,7 @@ class CudaBackend final : public DeviceBackend {
 
   std::uint64_t device_bytes() const override {
     return begin_.capacity() + degree_.capacity() + edges_.capacity() + queues_[0].capacity() +
-           queues_[1].capacity() + marks_.capacity() + state_and_roots_.capacity() + patch_.capacity() +
+           queues_[1].capacity() + marks_.capacity() + seen_.capacity() + state_and_roots_.capacity() + patch_.capacity() +
            chunks_.capacity() + lane_pool_.capacity() +
            lane_tables_.capacity() + dfs_state_.capacity() + gather_.capacity() + part_table_.capacity() +
            sent_.capacity() + outbox_.capacity() + inbox_.capacity() + part_state_.capacity() +
@@ -465,6 +479,7 @@ class CudaBackend final : public DeviceBackend {
   cudaEvent_t stop_ = nullptr;
   bool timer_ended_ = false;  // timer_end recorded stop_ since timer_start
   DeviceBuffer begin_, degree_, edges_, marks_, patch_;
+  DeviceBuffer seen_;  // the bitmap frontier's snapshot of the mark bitmap
   DeviceBuffer state_and_roots_;  // the level state, then the roots from word GCVM_STATE_ROOTS
   static constexpr std::array<std::uint32_t, GCVM_STATE_ROOTS> initial_state_ = initial_level_state();
   DeviceBuffer queues_[2];

@@ -223,6 +223,14 @@ class DeviceBackend {
                           std::span<const std::uint64_t> premarked) = 0;
   virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;
   virtual void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) = 0;
+  /// Levels mode's bitmap frontier (bfs_mark.h, gcvm_bfs_frontier): copies the mark
+  /// bitmap's `mark_words` words to the snapshot a launch with GCVM_BFS_BITMAP_OUT
+  /// starts from.
+  virtual void snapshot_marks(std::uint64_t mark_words) = 0;
+  /// Builds queue `level` from the bits set since the snapshot, in ascending order
+  /// within tiles, and brings the snapshot up to date (a work group for every
+  /// GCVM_GROUP_SIZE words); after the launch of level - 1 that had GCVM_BFS_BITMAP_OUT.
+  virtual void launch_bfs_frontier(std::uint32_t level, std::uint64_t mark_words) = 0;
   /// Lane mode (sms=split): `launch.groups` independent BFS lanes over slices of the
   /// roots, the whole mark in one launch.
   virtual void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) = 0;

@@ -210,7 +210,7 @@ class OpenClBackend final : public DeviceBackend {
   ~OpenClBackend() override {
     release_events();
     patch_host_.release();  // unmaps through queue_, so before it goes
-    for (cl_kernel k : {seed_, level_, lanes_, fill_, apply_patch_, async_seed_, async_, async_gather_, dfs_seed_,
+    for (cl_kernel k : {seed_, level_, frontier_, lanes_, fill_, apply_patch_, async_seed_, async_, async_gather_, dfs_seed_,
                         dfs_run_, dfs_gather_, part_claim_, part_scan_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
@@ -287,6 +287,21 @@ class OpenClBackend final : public DeviceBackend {
              queues_[(level + 1) % 2].get(), state_and_roots_.get(), chunks_.get(), chunk_capacity_, level, l.flags,
              l.wide_threshold, l.fallback_threshold, l.fallback_min_level, l.expand_batches);
     launch_kernel(level_, l.groups, "the BFS level kernel");
+  }
+
+  void snapshot_marks(std::uint64_t mark_words) override {
+    const std::uint64_t bytes = std::max<std::uint64_t>(mark_words, 1) * sizeof(std::uint32_t);
+    seen_.reserve(context_, bytes, "the bitmap frontier's snapshot");
+    check(clEnqueueCopyBuffer(queue_, marks_.get(), seen_.get(), 0, 0, mark_words * sizeof(std::uint32_t), 0, nullptr,
+                              nullptr),
+          "copying the mark bitmap for the bitmap frontier");
+  }
+
+  void launch_bfs_frontier(std::uint32_t level, std::uint64_t mark_words) override {
+    set_args(frontier_, marks_.get(), seen_.get(), static_cast<cl_uint>(mark_words), queues_[level % 2].get(),
+             state_and_roots_.get(), level);
+    launch_kernel(frontier_, static_cast<std::uint32_t>((mark_words + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE),
+                  "the bitmap frontier kernel");
   }
 
   void begin_chunks(std::uint64_t capacity) override {
@@ -400,7 +415,7 @@ class OpenClBackend final : public DeviceBackend {
 
   std::uint64_t device_bytes() const override {
     std::uint64_t total = 0;
-    for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &state_and_roots_, &patch_, &queues_[0],
+    for (const ClBuffer* b : {&begin_, &degree_, &edges_, &marks_, &seen_, &state_and_roots_, &patch_, &queues_[0],
                               &queues_[1], &chunks_, &lane_pool_, &lane_tables_, &dfs_state_, &gather_,
                               &part_table_, &sent_, &outbox_, &inbox_, &part_state_})
       total += b->capacity();
@@ -537,6 +552,7 @@ class OpenClBackend final : public DeviceBackend {
     }
     seed_ = make_kernel("gcvm_bfs_seed_kernel");
     level_ = make_kernel("gcvm_bfs_level_kernel");
+    frontier_ = make_kernel("gcvm_bfs_frontier_kernel");
     lanes_ = make_kernel("gcvm_bfs_lane_kernel");
     fill_ = make_kernel("gcvm_fill_kernel");
     apply_patch_ = make_kernel("gcvm_apply_patch_kernel");
@@ -598,11 +614,12 @@ class OpenClBackend final : public DeviceBackend {
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
-  cl_kernel seed_ = nullptr, level_ = nullptr, lanes_ = nullptr, fill_ = nullptr;
+  cl_kernel seed_ = nullptr, level_ = nullptr, frontier_ = nullptr, lanes_ = nullptr, fill_ = nullptr;
   cl_kernel apply_patch_ = nullptr;
   cl_kernel async_seed_ = nullptr, async_ = nullptr, async_gather_ = nullptr;
   cl_event start_ = nullptr, stop_ = nullptr;
   ClBuffer begin_, degree_, edges_, marks_, patch_;
+  ClBuffer seen_;  // the bitmap frontier's snapshot of the mark bitmap
   ClBuffer state_and_roots_;  // the level state, then the roots from word GCVM_STATE_ROOTS
   std::vector<std::uint32_t> state_and_roots_host_;  // what begin_mark writes to it
   ClBuffer queues_[2];

@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
     "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, refresh=on|off, "
-    "claim=checked|direct, expand=<batches>|off";
+    "claim=checked|direct, expand=<batches>|off, frontier=auto|queue|bitmap|<objects>";
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -62,6 +62,15 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       o.checked_claims = option.value == "checked";
     } else if (option.key == "expand") {
       o.expand_batches = option.value == "off" ? 0 : parse_count(option, option.value, 1);
+    } else if (option.key == "frontier") {
+      if (option.value == "auto" || option.value == "queue" || option.value == "bitmap") {
+        o.frontier = option.value == "auto"    ? BfsFrontier::Auto
+                     : option.value == "queue" ? BfsFrontier::Queue
+                                               : BfsFrontier::Bitmap;
+      } else {
+        o.frontier = BfsFrontier::Threshold;
+        o.frontier_min_objects = parse_count(option, option.value, 1);
+      }
     } else if (option.key == "refresh") {
       o.refresh = parse_switch(option);
     } else if (option.key == "levels-per-check") {
@@ -91,6 +100,19 @@ GpuBfsMarker::Schedule GpuBfsMarker::schedule() {
   }
   if (collection % kAutoProbeEvery == 0) return Schedule::DepthProbe;
   return depth_last_counted_ > kAutoDeepLevels ? Schedule::Async : Schedule::Levels;
+}
+
+bool GpuBfsMarker::bitmap_frontier(std::uint32_t level, std::uint64_t mark_words) const {
+  std::uint64_t min_objects = options_.frontier_min_objects;
+  switch (options_.frontier) {
+    case BfsFrontier::Queue: return false;
+    case BfsFrontier::Bitmap: return true;
+    case BfsFrontier::Threshold: break;
+    case BfsFrontier::Auto:
+      min_objects = std::max<std::uint64_t>(kBitmapFrontierMinObjects, mark_words * 32 / kBitmapFrontierShare);
+      break;
+  }
+  return level + 1 < last_queue_counts_.size() && last_queue_counts_[level + 1] >= min_objects;
 }
 
 MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
@@ -165,6 +187,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       std::max(1u, std::min<std::uint32_t>(launch.groups, (root_count + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
   std::vector<std::uint32_t> state;
   std::uint64_t host_checks = 1;
+  std::uint32_t bitmap_launches = 0;  // levels mode: launches that left their winners in the bitmap
   // What the device left for the CPU (a fallback): objects marked, not scanned, and
   // chunks of huge objects not scanned.
   bool fallback = false;
@@ -223,8 +246,23 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
                                       : std::clamp<std::uint32_t>(levels_last_needed_ + margin, 1, GCVM_MAX_LEVEL_BATCH);
     const bool predicted = auto_batch && levels_last_needed_ != 0 && levels_last_needed_ <= GCVM_MAX_LEVEL_BATCH;
     host_checks = 0;
+    // A launch that leaves its winners in the bitmap starts from a snapshot of it,
+    // which the frontier kernel after such a launch brings up to date.
+    bool snapshot_current = false;
+    auto launch_level = [&](std::uint32_t l) {
+      const bool bitmap = bitmap_frontier(l, mark_words);
+      BfsLaunch each = launch;
+      if (bitmap) {
+        if (!snapshot_current) backend.snapshot_marks(mark_words);
+        each.flags |= GCVM_BFS_BITMAP_OUT;
+        ++bitmap_launches;
+      }
+      backend.launch_bfs_level(l, each);
+      if (bitmap) backend.launch_bfs_frontier(l + 1, mark_words);
+      snapshot_current = bitmap;
+    };
     for (;;) {
-      for (std::uint32_t i = 0; i < batch; ++i) backend.launch_bfs_level(level + i, launch);
+      for (std::uint32_t i = 0; i < batch; ++i) launch_level(level + i);
       level += batch;
       state = check(predicted && host_checks == 0);
       ++host_checks;
@@ -235,6 +273,11 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     }
     const std::uint32_t launches_run = state[GCVM_STATE_LEVELS_RUN];
     if (launch.expand_batches == 0) depth_last_counted_ = launches_run;  // one launch a BFS level
+    // Queue L's size is count[L] of the ring, intact while no launch went round it
+    // (launch L clears slot L + 2).
+    last_queue_counts_.assign(1, 0);
+    if (level + 1 < GCVM_LEVEL_RING)
+      for (std::uint32_t l = 1; l <= launches_run + 1; ++l) last_queue_counts_.push_back(state[GCVM_STATE_COUNT + l]);
     const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
     // A fallback is decided by the level after the last that ran, which must be launched.
     levels_last_needed_ = fallback_level != GCVM_NO_LEVEL ? fallback_level : launches_run;
@@ -286,6 +329,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       {"gpu_edges", static_cast<double>(gpu_edges)},
       {"chunks", static_cast<double>(state[GCVM_STATE_CHUNKS_SCANNED])},
       {"kept_objects", static_cast<double>(state[GCVM_STATE_KEPT])},
+      {"bitmap_frontiers", static_cast<double>(bitmap_launches)},
       {"fallback_level",
        !fallback ? -1.0 : async ? 0.0 : static_cast<double>(fallback_level)},
       {"fallback_objects", static_cast<double>(fallback_objects)},

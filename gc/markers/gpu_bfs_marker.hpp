@@ -46,8 +46,18 @@
 //   expand=<batches>|off       levels mode: local expansion of a narrow launch, at
 //                              most this many batches a group (off: the paper's one
 //                              level a launch)
+//   frontier=auto|queue|bitmap|<objects>
+//                              levels mode: where a launch's newly claimed objects go.
+//                              queue: staged and appended to the next level's queue
+//                              (the paper's); bitmap: left in the mark bitmap, from
+//                              which a second kernel builds the next queue in object
+//                              order (bfs_mark.h, gcvm_bfs_frontier); <objects>: bitmap
+//                              for the launches whose next queue held at least that
+//                              many objects in the last levels collection, queue for
+//                              the others; auto: that, at one object in 32 of the heap's
+//                              slots (at least kBitmapFrontierMinObjects)
 // Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
-// (levels), all SMs, refresh on, checked claims, expand 32. Objects of more than
+// (levels), all SMs, refresh on, checked claims, expand 32, frontier auto. Objects of more than
 // GCVM_CHUNK_SPLIT references are always split into chunks that every group takes
 // (kernels/common/bfs_mark.h).
 //
@@ -59,6 +69,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gc/device/device_session.hpp"
 #include "gc/markers/gc_options.hpp"
@@ -69,6 +80,9 @@ namespace gcvm {
 
 /// The schedule of a gpu-bfs mark (queue=).
 enum class BfsQueue { Auto, Async, Levels };
+
+/// Where a levels-mode launch's newly claimed objects go (frontier=).
+enum class BfsFrontier { Auto, Queue, Bitmap, Threshold };
 
 struct GpuBfsMarkerOptions {
   BfsQueue queue = BfsQueue::Auto;
@@ -84,6 +98,8 @@ struct GpuBfsMarkerOptions {
   bool refresh = true;                 // the mirror refreshed between pauses (DeviceSession)
   bool checked_claims = true;          // async: a plain read of the mark word before the claim's atomic
   std::uint32_t expand_batches = 32;   // levels mode: local expansion of a narrow launch, 0 = off
+  BfsFrontier frontier = BfsFrontier::Auto;
+  std::uint32_t frontier_min_objects = 0;  // BfsFrontier::Threshold
   DeviceSelector device;
 
   static GpuBfsMarkerOptions parse(const GcOptions& options, const std::string& device);
@@ -146,11 +162,21 @@ class GpuBfsMarker final : public Marker {
   /// time and a second check 30-50 µs (H200: GCBench's kernels 0.19-0.21 ms with two
   /// checks, 0.14 with one).
   static constexpr std::uint32_t kExpandedLaunchMargin = 2;
+  /// frontier=auto: a launch leaves its winners in the bitmap when the last levels
+  /// collection's next queue held at least one object in kBitmapFrontierShare of the
+  /// heap's slots, and at least this many: building a queue from the bitmap reads the
+  /// whole bitmap and costs a launch, which a narrow level does not repay.
+  static constexpr std::uint32_t kBitmapFrontierMinObjects = 65536;
+  static constexpr std::uint32_t kBitmapFrontierShare = 32;
+  /// Whether launch `level` leaves its winners in the bitmap (frontier=), for a heap of
+  /// `mark_words` 32-bit mark words.
+  bool bitmap_frontier(std::uint32_t level, std::uint64_t mark_words) const;
 
   GpuBfsMarkerOptions options_;
   std::uint64_t collections_ = 0;
   std::uint32_t depth_last_counted_ = 0;  // BFS levels of the last levels collection without expansion
   std::uint32_t levels_last_needed_ = 0;  // level launches that finished the last levels collection
+  std::vector<std::uint32_t> last_queue_counts_;  // queue sizes of the last levels collection, by launch
   DeviceSession session_;
 };
 

@@ -263,7 +263,7 @@ GCVM_DEVICE void gcvm_async_scan(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
 GCVM_DEVICE void gcvm_bfs_async_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count,
                                      GCVM_GLOBAL gcvm_u32* marks, GCVM_GLOBAL gcvm_u32* queue,
                                      GCVM_GLOBAL gcvm_u32* state, GCVM_LOCAL struct gcvm_bfs_shared* sh) {
-  gcvm_bfs_init_shared(sh);
+  gcvm_bfs_init_shared(sh, 1);
   const struct gcvm_out out = {queue, state + GCVM_STATE_ASYNC_TAIL, 0, state, 0u, 0u, state + GCVM_STATE_PENDING};
   gcvm_claim_roots(roots, (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE, root_count,
                    (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE, marks, sh, out);

@@ -47,6 +47,16 @@
  * keeps the paper's one level a launch (the host's depth probes use it to count
  * levels).
  *
+ * The bitmap frontier, in contrast to the paper, whose next queue is appended in
+ * whatever order the groups claim: a launch with GCVM_BFS_BITMAP_OUT stages nothing;
+ * what it claims stays in the mark bitmap, and a second kernel (gcvm_bfs_frontier)
+ * builds the next queue from the bits set since a snapshot of the bitmap, in ascending
+ * object order within tiles of 8,192 ids. A wide level then needs no staging, flushes
+ * or scattered queue writes, and the next level reads the rows of neighbouring objects
+ * together, in an order that does not depend on the groups' timing; a launch that
+ * leaves its winners in the bitmap does not expand locally. The host chooses it per
+ * launch (gpu_bfs_marker.hpp, frontier=).
+ *
  * Huge objects, in contrast to the paper, where one thread (or with §5.2 one compute
  * unit) walks an object however large: an object with more than GCVM_CHUNK_SPLIT
  * references goes to the chunk queue (mark_layout.h) in chunks of GCVM_CHUNK_EDGES
@@ -87,6 +97,7 @@ struct gcvm_bfs_shared {
   gcvm_u32 waiting;     /* thread 0 saw work that may wait for the next launch */
   gcvm_u32 taken;       /* queue batches of this level the group scanned (thread 0) */
   gcvm_u32 left;        /* the group has left the level's queue */
+  gcvm_u32 stage_winners; /* 0 in a launch whose winners stay in the bitmap (GCVM_BFS_BITMAP_OUT) */
 };
 
 /* Where a group's output goes: the next level's shared queue (`count` is its global
@@ -192,7 +203,7 @@ GCVM_DEVICE void gcvm_visit(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct gcvm_
                             gcvm_u32* traversed) {
   if (target == GCVM_NULL_REF) return;
   ++*traversed;
-  if (gcvm_claim(marks, target)) sh->stage[GCVM_ATOMIC_ADD(&sh->stage_count, 1u)] = target;
+  if (gcvm_claim(marks, target) && sh->stage_winners) sh->stage[GCVM_ATOMIC_ADD(&sh->stage_count, 1u)] = target;
 }
 
 /* Claims up to GCVM_VISIT_REFS references at once (GCVM_NULL_REF: none) and stages
@@ -212,7 +223,8 @@ GCVM_DEVICE void gcvm_visit_together(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL str
   for (gcvm_u32 j = 0u; j < GCVM_VISIT_REFS; ++j) {
     if (target[j] == GCVM_NULL_REF) continue;
     ++*traversed;
-    if (gcvm_claim_won(word[j], target[j])) sh->stage[GCVM_ATOMIC_ADD(&sh->stage_count, 1u)] = target[j];
+    if (gcvm_claim_won(word[j], target[j]) && sh->stage_winners)
+      sh->stage[GCVM_ATOMIC_ADD(&sh->stage_count, 1u)] = target[j];
   }
 }
 
@@ -342,7 +354,7 @@ GCVM_DEVICE void gcvm_prefix_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOB
             const gcvm_u64 e = w * 4u + j;
             if (e < first || e >= end || t[j] == GCVM_NULL_REF) continue;
             ++*traversed;
-            if (gcvm_claim(marks, t[j])) won[count++] = t[j];
+            if (gcvm_claim(marks, t[j]) && sh->stage_winners) won[count++] = t[j];
           }
         }
       } else {
@@ -351,7 +363,7 @@ GCVM_DEVICE void gcvm_prefix_rounds(const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOB
           const gcvm_u32 t = edges[e];
           if (t == GCVM_NULL_REF) continue;
           ++*traversed;
-          if (gcvm_claim(marks, t)) won[count++] = t;
+          if (gcvm_claim(marks, t) && sh->stage_winners) won[count++] = t;
         }
       }
     }
@@ -524,8 +536,11 @@ GCVM_DEVICE void gcvm_add_traversed(GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_
   if (GCVM_LOCAL_ID() == 0u && sh->kept != 0u) GCVM_ATOMIC_ADD(state + GCVM_STATE_KEPT, sh->kept);
 }
 
-GCVM_DEVICE void gcvm_bfs_init_shared(GCVM_LOCAL struct gcvm_bfs_shared* sh) {
+/* `stage_winners` 0: the objects this launch claims are not staged for a queue; they
+ * stay in the mark bitmap, from which gcvm_bfs_frontier builds the next queue. */
+GCVM_DEVICE void gcvm_bfs_init_shared(GCVM_LOCAL struct gcvm_bfs_shared* sh, int stage_winners) {
   if (GCVM_LOCAL_ID() == 0u) {
+    sh->stage_winners = stage_winners ? 1u : 0u;
     sh->stage_count = 0u;
     sh->traversed = 0u;
     sh->lane_tail = 0u;
@@ -558,7 +573,7 @@ GCVM_DEVICE void gcvm_claim_roots(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u64 fr
 GCVM_DEVICE void gcvm_bfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count, GCVM_GLOBAL gcvm_u32* marks,
                                GCVM_GLOBAL gcvm_u32* out_queue, GCVM_GLOBAL gcvm_u32* state,
                                GCVM_LOCAL struct gcvm_bfs_shared* sh) {
-  gcvm_bfs_init_shared(sh);
+  gcvm_bfs_init_shared(sh, 1);
   const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + 1u, 0, state, 0u, 0u, 0};
   gcvm_claim_roots(roots, (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE, root_count,
                    (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE, marks, sh, out);
@@ -684,7 +699,8 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   const gcvm_u32 limit = active ? count : 0u;
   const int drain = active || (count == 0u && running);
 
-  gcvm_bfs_init_shared(sh);
+  const int bitmap_out = (flags & GCVM_BFS_BITMAP_OUT) != 0u;
+  gcvm_bfs_init_shared(sh, !bitmap_out);
   const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + next, 0, state, 0u, 0u, 0};
   const struct gcvm_chunk_queue chunks = {chunk_items, state, 0, chunk_capacity, GCVM_CHUNK_EDGES};
   gcvm_u32 traversed = 0u;
@@ -694,7 +710,7 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   /* Batches from the level's queue while it lasts; then local expansion
    * (gcvm_next_expansion). One loop, so that the batch scan is inlined once. */
   const gcvm_u32 lid = GCVM_LOCAL_ID();
-  gcvm_u32 budget = active ? expand_batches : 0u; /* local batches left */
+  gcvm_u32 budget = active && !bitmap_out ? expand_batches : 0u; /* local batches left (expansion needs the stage) */
   if (lid == 0u) sh->batch = limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
   GCVM_BARRIER();
   gcvm_u32 batch = sh->batch;
@@ -722,6 +738,37 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   gcvm_add_traversed(sh, state, traversed);
 }
 
+/* The bitmap frontier: queue `level` (count[level]) built from the mark bitmap after a
+ * launch whose winners stayed in it (GCVM_BFS_BITMAP_OUT): the objects whose bit is
+ * set in `marks` and clear in `seen`, the bitmap as it was before that launch. Group g
+ * takes the GCVM_GROUP_SIZE consecutive mark words from g * GCVM_GROUP_SIZE (the launch
+ * has a group for every such tile: no loop around the scan's barriers), a word a
+ * thread; one scan of the words' new bits gives each thread its place, one atomic
+ * reserves the tile's entries, and each word's new objects are written in ascending
+ * order, so the queue runs in ascending object order within each tile (8,192 ids) and
+ * the next level reads the rows of consecutive objects together. The words that
+ * changed are then copied to `seen`, so that it equals `marks` again. */
+GCVM_DEVICE void gcvm_bfs_frontier(const GCVM_GLOBAL gcvm_u32* marks, GCVM_GLOBAL gcvm_u32* seen, gcvm_u32 words,
+                                   GCVM_GLOBAL gcvm_u32* queue, GCVM_GLOBAL gcvm_u32* state, gcvm_u32 level,
+                                   GCVM_LOCAL struct gcvm_bfs_shared* sh) {
+  const gcvm_u32 w = GCVM_GROUP_ID() * GCVM_GROUP_SIZE + GCVM_LOCAL_ID();
+  gcvm_u32 fresh = 0u;
+  if (w < words) {
+    const gcvm_u32 word = marks[w];
+    fresh = word & ~seen[w];
+    if (fresh != 0u) seen[w] = word;
+  }
+  const gcvm_u32 offset = gcvm_exclusive_scan(sh, GCVM_POPCOUNT(fresh));
+  if (GCVM_LOCAL_ID() == 0u && sh->rounds != 0u)
+    sh->out_base = GCVM_ATOMIC_ADD(state + GCVM_STATE_COUNT + level % GCVM_LEVEL_RING, sh->rounds);
+  GCVM_BARRIER();
+  gcvm_u32 at = sh->out_base + offset;
+  while (fresh != 0u) {
+    queue[at++] = w * 32u + GCVM_LOWEST_BIT(fresh);
+    fresh &= fresh - 1u;
+  }
+}
+
 /* Lane mode, Maas §5.5's static root split: group g of G marks from roots
  * [R*g/G, R*(g+1)/G) with its own level loop (group barriers only: one kernel for the
  * whole mark) and its own append-log queue; groups share nothing but the mark
@@ -737,7 +784,7 @@ GCVM_DEVICE void gcvm_bfs_lane(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLO
   const gcvm_u64 lanes = GCVM_GROUP_COUNT();
   const struct gcvm_out out = {pool, 0, tables + lane * table_chunks, state, pool_chunks, table_chunks, 0};
   const struct gcvm_chunk_queue no_chunks = {0, state, 0, 0u, GCVM_CHUNK_EDGES};
-  gcvm_bfs_init_shared(sh);
+  gcvm_bfs_init_shared(sh, 1);
   gcvm_claim_roots(roots, root_count * lane / lanes, root_count * (lane + 1u) / lanes, GCVM_GROUP_SIZE, marks, sh,
                    out);
   gcvm_u32 traversed = 0u;

@@ -11,6 +11,8 @@
  *                    On a little-endian device this is byte-for-byte the host's
  *                    one-u64-per-block bitmap (invariant 2), so it is copied as is.
  *   queue[2][V] u32  BFS frontier queues (each reachable object enters once)
+ *   seen[W]    u32   levels mode's bitmap frontier: the mark bitmap as it was before
+ *                    the last launch whose winners stayed in the bitmap
  *   state            u32 words, indices below, then the roots (u32 ids) from word
  *                    GCVM_STATE_ROOTS of the same buffer: the host uploads both with
  *                    one copy when a mark begins
@@ -144,6 +146,7 @@
 #define GCVM_BFS_WIDE 4u    /* objects above wide_threshold processed by the whole group */
 #define GCVM_BFS_FALLBACK 8u /* stop when the queue is short (host finishes on the CPU) */
 #define GCVM_BFS_CHECKED_CLAIM 16u /* async: read the mark word before the atomic that claims */
+#define GCVM_BFS_BITMAP_OUT 32u /* levels: a launch's winners stay in the bitmap; gcvm_bfs_frontier queues them */
 
 /* ---- gpu-dfs (kernels/common/dfs_mark.h) ----
  * Extra device memory of a DFS collection:

@@ -28,6 +28,12 @@ struct BfsLevelArgs {
 
 cudaError_t launch_bfs_level(const BfsLevelArgs& args, cudaStream_t stream);
 
+/// The bitmap frontier (gcvm_bfs_frontier): queue `level` from the bits of `marks`
+/// clear in `seen`, which it then brings up to date; a group for every GCVM_GROUP_SIZE
+/// of the `words` mark words.
+cudaError_t launch_bfs_frontier(const std::uint32_t* marks, std::uint32_t* seen, std::uint32_t words,
+                                std::uint32_t* queue, std::uint32_t* state, std::uint32_t level, cudaStream_t stream);
+
 // ---- gpu-bfs async mode (kernels/common/async_mark.h) ----
 cudaError_t launch_bfs_async_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
                                   std::uint32_t* queue, std::uint32_t* state, std::uint32_t groups,

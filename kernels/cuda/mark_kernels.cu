@@ -1,5 +1,7 @@
 // CUDA entry points of the mark kernels: each is a thin wrapper that declares the
 // work-group memory and calls the shared algorithm (kernels/common/bfs_mark.h).
+#include <algorithm>
+
 #include "kernels/common/async_mark.h"
 #include "kernels/common/bfs_mark.h"
 #include "kernels/common/memory_ops.h"
@@ -33,6 +35,13 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
   __shared__ gcvm_bfs_shared shared;
   gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, chunk_items, chunk_capacity, level, flags,
                  wide_threshold, fallback_threshold, fallback_min_level, expand_batches, &shared);
+}
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    bfs_frontier_kernel(const gcvm_u32* marks, gcvm_u32* seen, gcvm_u32 words, gcvm_u32* queue, gcvm_u32* state,
+                        gcvm_u32 level) {
+  __shared__ gcvm_bfs_shared shared;
+  gcvm_bfs_frontier(marks, seen, words, queue, state, level, &shared);
 }
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
@@ -86,6 +95,13 @@ cudaError_t launch_bfs_level(const BfsLevelArgs& a, cudaStream_t stream) {
       reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.in_queue, a.out_queue, a.state,
       reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.level, a.flags, a.wide_threshold,
       a.fallback_threshold, a.fallback_min_level, a.expand_batches);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_bfs_frontier(const std::uint32_t* marks, std::uint32_t* seen, std::uint32_t words,
+                                std::uint32_t* queue, std::uint32_t* state, std::uint32_t level, cudaStream_t stream) {
+  const std::uint32_t groups = std::max<std::uint32_t>(1, (words + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE);
+  bfs_frontier_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(marks, seen, words, queue, state, level);
   return cudaGetLastError();
 }
 

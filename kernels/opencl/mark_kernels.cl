@@ -23,6 +23,13 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
                  wide_threshold, fallback_threshold, fallback_min_level, expand_batches, &shared);
 }
 
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_frontier_kernel(
+    __global const uint* marks, __global uint* seen, uint words, __global uint* queue, __global uint* state,
+    uint level) {
+  __local struct gcvm_bfs_shared shared;
+  gcvm_bfs_frontier(marks, seen, words, queue, state, level, &shared);
+}
+
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_lane_kernel(
     __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
     uint root_count, __global uint* pool, __global uint* tables, uint pool_chunks, uint table_chunks,

@@ -87,6 +87,14 @@ class FaultyBackend final : public DeviceBackend {
     trigger_.call("launch_bfs_level");
     real_->launch_bfs_level(level, launch);
   }
+  void snapshot_marks(std::uint64_t mark_words) override {
+    trigger_.call("snapshot_marks");
+    real_->snapshot_marks(mark_words);
+  }
+  void launch_bfs_frontier(std::uint32_t level, std::uint64_t mark_words) override {
+    trigger_.call("launch_bfs_frontier");
+    real_->launch_bfs_frontier(level, mark_words);
+  }
   void launch_bfs_lanes(std::uint32_t root_count, const BfsLaunch& launch) override {
     real_->launch_bfs_lanes(root_count, launch);
   }

@@ -49,6 +49,10 @@ std::vector<GcOptions> option_matrix() {
   matrix.push_back(options_of({"queue=levels", "expand=1", "wide=1"}));
   matrix.push_back(options_of({"queue=levels", "expand=1000", "offsets=prefix", "fallback=20:5"}));
   matrix.push_back(options_of({"queue=levels", "expand=3", "vector=off", "fallback=2:1"}));
+  matrix.push_back(options_of({"queue=levels", "frontier=bitmap"}));
+  matrix.push_back(options_of({"queue=levels", "frontier=bitmap", "offsets=prefix", "vector=off", "wide=1"}));
+  matrix.push_back(options_of({"queue=levels", "frontier=bitmap", "fallback=20:5", "levels-per-check=1"}));
+  matrix.push_back(options_of({"queue=levels", "frontier=bitmap", "wide=off", "fallback=1000:0"}));
   return matrix;
 }
 
@@ -102,6 +106,8 @@ TEST_CASE("gpu-bfs on random graphs of many shapes") {
                                          options_of({"queue=levels", "offsets=prefix", "wide=2", "fallback=off"}),
                                          options_of({"queue=levels", "expand=off"}),
                                          options_of({"queue=levels", "expand=2", "fallback=off"}),
+                                         options_of({"queue=levels", "frontier=bitmap"}),
+                                         options_of({"queue=levels", "frontier=bitmap", "offsets=prefix"}),
                                          options_of({"sms=split"})};
   for (const char* spec : {"rmat:13", "rmat:11:40", "random:20000:0", "random:20000:1", "random:3000:40", "lists:7x3"})
     check_spec(spec, matrix);
@@ -114,6 +120,8 @@ TEST_CASE("gpu-bfs on edge cases: empty roots, null-only objects, self-loops, hu
                                          options_of({"queue=levels", "wide=off", "offsets=prefix"}),
                                          options_of({"queue=levels", "fallback=off", "vector=off"}),
                                          options_of({"queue=levels", "fallback=2:1"}),
+                                         options_of({"queue=levels", "frontier=bitmap"}),
+                                         options_of({"queue=levels", "frontier=bitmap", "fallback=2:1"}),
                                          options_of({"sms=split"})};
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
@@ -303,6 +311,41 @@ TEST_CASE("gpu-bfs levels mode: a narrow launch expands locally; depth probes an
   }
 }
 
+TEST_CASE("gpu-bfs levels mode: the bitmap frontier builds queues from the bitmap for the launches it is chosen for") {
+  // Every collection is marked three times by one marker: frontier=<objects> and auto
+  // choose launches by the last collection's queue sizes, so only the later ones use it.
+  for (const char* spec : {"rmat:14", "tree:11", "complete:300:20", "wide:20000", "lists:64x100", "random:30000:2"}) {
+    auto built = test::build(spec);
+    const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+    for (const std::string& device : test::test_devices()) {
+      CAPTURE(spec);
+      CAPTURE(device);
+      struct Case {
+        GcOptions options;
+        bool first, later;  // whether the first and the later collections leave winners in the bitmap
+      };
+      const std::vector<Case> cases = {
+          {options_of({"queue=levels", "frontier=queue"}), false, false},
+          {options_of({"queue=levels", "frontier=bitmap"}), true, true},
+          {options_of({"queue=levels", "frontier=1"}), false, true},
+          {options_of({"queue=levels", "frontier=1", "expand=off", "fallback=off"}), false, true},
+          {options_of({"queue=levels", "frontier=100000000"}), false, false},
+          {options_of({"queue=levels", "frontier=bitmap", "sms=1", "fallback=3:2"}), true, true},
+      };
+      for (const Case& c : cases) {
+        INFO("options: ", describe(c.options));
+        GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(c.options, device));
+        for (int collection = 0; collection < 3; ++collection) {
+          CAPTURE(collection);
+          const MarkStats stats = check_same_as_serial(request, gpu);
+          const bool expected = collection == 0 ? c.first : c.later;
+          CHECK((stats.detail("bitmap_frontiers").value_or(0) > 0) == expected);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("gpu-bfs splits huge objects into chunks that every group takes, in both schedules") {
   // Huge arrays of sizes around the split and chunk boundaries, reachable at
   // different depths, pointing at each other's elements and at a shared chain.
@@ -468,7 +511,10 @@ TEST_CASE("gpu-bfs keeps its device mirror exact across mutations and sweeps") {
       auto built = test::build("rmat:15", 5, HeapConfig{.graph_mode = mode});
       Heap& heap = *built.heap;
       test::RandomMutator mutator(heap, 21, 32);
-      auto marker = std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse({}, device));
+      // In barrier mode, the bitmap frontier for every launch that had any work last time.
+      const GcOptions options =
+          mode == RefGraphMode::Barrier ? options_of({"queue=levels", "frontier=1"}) : GcOptions{};
+      auto marker = std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(options, device));
       GpuBfsMarker* gpu = marker.get();
       Collector collector(heap, std::move(marker), /*verify=*/true);
       std::uint64_t partial_syncs = 0;
@@ -495,6 +541,8 @@ TEST_CASE("gpu-bfs rejects bad options and devices with one clear message") {
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"levels-per-check=65"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"expand=0"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"expand=many"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"frontier=0"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"frontier=sorted"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"colour=red"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "vulkan"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "cuda:x"), ConfigError);
