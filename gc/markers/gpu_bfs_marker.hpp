@@ -166,7 +166,7 @@ class GpuBfsMarker final : public Marker {
   /// collection's next queue held at least one object in kBitmapFrontierShare of the
   /// heap's slots, and at least this many: building a queue from the bitmap reads the
   /// whole bitmap and costs a launch, which a narrow level does not repay.
-  static constexpr std::uint32_t kBitmapFrontierMinObjects = 65536;
+  static constexpr std::uint32_t kBitmapFrontierMinObjects = 1u << 19;
   static constexpr std::uint32_t kBitmapFrontierShare = 32;
   /// Whether launch `level` leaves its winners in the bitmap (frontier=), for a heap of
   /// `mark_words` 32-bit mark words.

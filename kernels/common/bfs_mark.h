@@ -91,7 +91,7 @@ struct gcvm_bfs_shared {
   gcvm_u32 traversed;
   gcvm_u32 lane_tail;   /* lane mode: entries in this group's log */
   gcvm_u32 lane_chunks; /* lane mode: chunks this group owns */
-  gcvm_u64 chunk_item;  /* the chunk-queue item the group scans next */
+  gcvm_u64 chunk_item[2]; /* the chunk-queue items the group scans next, in turn */
   gcvm_u32 chunks;      /* chunk items this group scanned */
   gcvm_u32 kept;        /* objects this group claimed and scanned itself (expansion) */
   gcvm_u32 waiting;     /* thread 0 saw work that may wait for the next launch */
@@ -251,8 +251,12 @@ GCVM_DEVICE void gcvm_visit_step(GCVM_GLOBAL gcvm_u32* marks, GCVM_LOCAL struct 
 /* Collective. Moves the staged entries to the output queue when fewer than
  * GCVM_STAGE_SLACK slots are free, or whenever `force` is set. Every thread passes
  * the same four barriers whatever it decides (no early return: PoCL 5's work-group
- * compiler cannot split a function whose barriers are skipped on some paths). */
+ * compiler cannot split a function whose barriers are skipped on some paths), except
+ * in a launch that stages nothing (its winners stay in the bitmap) where the dialect
+ * lets a whole group skip barriers under a uniform branch: there the group's warps go
+ * through a level's steps without waiting for one another. */
 GCVM_DEVICE void gcvm_stage_flush(GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out, int force) {
+  if (GCVM_UNIFORM_BARRIER_BRANCHES && !sh->stage_winners) return;
   GCVM_BARRIER();
   const gcvm_u32 n = sh->stage_count;
   GCVM_BARRIER();
@@ -487,16 +491,20 @@ GCVM_DEVICE void gcvm_chunk_edges(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_
 /* Collective: takes and scans chunk items until the chunk queue is empty (nothing
  * when `active` is 0). One loop of steps across chunks (a step: GROUP_SIZE
  * references or aligned vectors), so that no loop with barriers nests in another:
- * PoCL's work-group compiler takes minutes over nested ones. */
+ * PoCL's work-group compiler takes minutes over nested ones. Thread 0 takes the next
+ * item into the other of two slots, so that with one barrier a step (a flush that
+ * stages nothing may pass none) it never overwrites the item a slower thread of the
+ * group has yet to read. */
 GCVM_DEVICE void gcvm_drain_chunks(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                    const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                    GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out,
                                    struct gcvm_chunk_queue chunks, int active, gcvm_u32 flags, gcvm_u32* traversed) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
-  if (lid == 0u) sh->chunk_item = active ? gcvm_take_chunk(chunks) : GCVM_CHUNK_NONE;
+  if (lid == 0u) sh->chunk_item[0] = active ? gcvm_take_chunk(chunks) : GCVM_CHUNK_NONE;
   GCVM_BARRIER();
-  gcvm_u64 item = sh->chunk_item;
+  gcvm_u32 slot = 0u;
+  gcvm_u64 item = sh->chunk_item[0];
   gcvm_u64 step = 0u;
   while (item != GCVM_CHUNK_NONE) {
     gcvm_u64 from = 0u;
@@ -515,11 +523,12 @@ GCVM_DEVICE void gcvm_drain_chunks(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
     step += GCVM_GROUP_SIZE;
     if (lid == 0u && step >= steps) {
       ++sh->chunks;
-      sh->chunk_item = gcvm_take_chunk(chunks);
+      sh->chunk_item[slot ^ 1u] = gcvm_take_chunk(chunks);
     }
     GCVM_BARRIER();
     if (step >= steps) {
-      item = sh->chunk_item;
+      slot ^= 1u;
+      item = sh->chunk_item[slot];
       step = 0u;
     }
   }
@@ -649,6 +658,9 @@ GCVM_DEVICE gcvm_u32 gcvm_next_expansion(GCVM_LOCAL struct gcvm_bfs_shared* sh, 
   const int leaving = out_of_queue && sh->left == 0u;
   const int may_expand = out_of_queue && budget != 0u && held != 0u && held <= GCVM_GROUP_SIZE;
   gcvm_stage_flush(sh, out, leaving && !may_expand);
+  /* Every thread has read sh->left before thread 0 writes it (a flush that stages
+   * nothing may pass no barrier). */
+  if (GCVM_UNIFORM_BARRIER_BRANCHES && !sh->stage_winners) GCVM_BARRIER();
   if (GCVM_LOCAL_ID() == 0u) {
     GCVM_GLOBAL gcvm_u32* finished = state + GCVM_STATE_FINISHED + level % GCVM_FINISHED_RING;
     if (leaving) sh->left = 1u;
