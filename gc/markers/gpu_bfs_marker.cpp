@@ -112,7 +112,10 @@ bool GpuBfsMarker::bitmap_frontier(std::uint32_t level, std::uint64_t mark_words
       min_objects = std::max<std::uint64_t>(kBitmapFrontierMinObjects, mark_words * 32 / kBitmapFrontierShare);
       break;
   }
-  return level + 1 < last_queue_counts_.size() && last_queue_counts_[level + 1] >= min_objects;
+  // A launch that scanned or found that many objects last time: the snapshot and the
+  // frontier kernel cost microseconds beside it, and its steps then pass no barriers.
+  const auto held = [&](std::uint32_t l) { return l < last_queue_counts_.size() && last_queue_counts_[l] >= min_objects; };
+  return held(level) || held(level + 1);
 }
 
 MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {

@@ -52,13 +52,13 @@
 //                              (the paper's); bitmap: left in the mark bitmap, from
 //                              which a second kernel builds the next queue in object
 //                              order (bfs_mark.h, gcvm_bfs_frontier); <objects>: bitmap
-//                              for the launches whose next queue held at least that
-//                              many objects in the last levels collection, queue for
-//                              the others; auto: that, at one object in 32 of the heap's
-//                              slots (at least kBitmapFrontierMinObjects)
+//                              for the launches whose queue or next queue held at
+//                              least that many objects in the last levels collection,
+//                              queue for the others; auto: that, at one object in 32
+//                              of the heap's slots (at least kBitmapFrontierMinObjects)
 // Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
-// (levels), all SMs, refresh on, checked claims, expand 32, frontier auto. Objects of more than
-// GCVM_CHUNK_SPLIT references are always split into chunks that every group takes
+// (levels), all SMs, refresh on, checked claims, expand 32, frontier auto. Objects of
+// more than GCVM_CHUNK_SPLIT references are always split into chunks that every group takes
 // (kernels/common/bfs_mark.h).
 //
 // With --device=auto and no usable GPU, or on a device error, the marker says so once
@@ -162,10 +162,11 @@ class GpuBfsMarker final : public Marker {
   /// time and a second check 30-50 µs (H200: GCBench's kernels 0.19-0.21 ms with two
   /// checks, 0.14 with one).
   static constexpr std::uint32_t kExpandedLaunchMargin = 2;
-  /// frontier=auto: a launch leaves its winners in the bitmap when the last levels
-  /// collection's next queue held at least one object in kBitmapFrontierShare of the
-  /// heap's slots, and at least this many: building a queue from the bitmap reads the
-  /// whole bitmap and costs a launch, which a narrow level does not repay.
+  /// frontier=auto: a launch leaves its winners in the bitmap when its queue or the
+  /// next held, in the last levels collection, at least one object in
+  /// kBitmapFrontierShare of the heap's slots and at least this many: building a queue
+  /// from the bitmap costs a snapshot, a launch and a read of the whole bitmap, which a
+  /// narrow level does not repay.
   static constexpr std::uint32_t kBitmapFrontierMinObjects = 1u << 19;
   static constexpr std::uint32_t kBitmapFrontierShare = 32;
   /// Whether launch `level` leaves its winners in the bitmap (frontier=), for a heap of
