@@ -61,10 +61,15 @@
  * unit) walks an object however large: an object with more than GCVM_CHUNK_SPLIT
  * references goes to the chunk queue (mark_layout.h) in chunks of GCVM_CHUNK_EDGES
  * that every group takes, so one array of millions of elements is scanned by the
- * whole device. A level kernel drains the chunk queue before its batches, with all of
- * its groups; chunks offered after a group drained it are taken by the groups still
- * draining, or by the next level's kernel, so a level counts as having work while
- * chunks remain. Lane
+ * whole device. A level kernel drains, before its batches and with all of its groups,
+ * the chunks offered before it began, each group taking items by tickets (one atomic
+ * add, no compare-and-swap to retry); chunks offered during a level wait for the next
+ * level's kernel, so a level counts as having work while chunks remain. (Groups used
+ * to take chunks by compare-and-swap on the queue's head until it was empty, so the
+ * groups still in their drain when a level's own huge objects offered their chunks took
+ * them all while the others scanned batches: on rmat:24 one SM then worked alone for up
+ * to 10 ms after the others had finished; and every group taking them so spent the
+ * level spinning on failed swaps.) Lane
  * mode (sms=split), the paper's static split with no balancing, keeps walking a huge
  * object within its lane.
  *
@@ -179,23 +184,24 @@ GCVM_DEVICE void gcvm_offer_chunks(struct gcvm_chunk_queue q, gcvm_u32 v, gcvm_u
   for (gcvm_u32 c = 0u; c < n; ++c) q.items[first + c] = ((gcvm_u64)v << 32) | c;
 }
 
-/* Thread 0 only: takes the next chunk item (waiting for its writer, a running thread
- * that reserved it), or returns GCVM_CHUNK_NONE when the queue is empty. */
-GCVM_DEVICE gcvm_u64 gcvm_take_chunk(struct gcvm_chunk_queue q) {
-  if (q.items == 0) return GCVM_CHUNK_NONE;
-  GCVM_GLOBAL gcvm_u32* head = q.state + GCVM_STATE_CHUNK_HEAD;
-  gcvm_u32 h = GCVM_VOLATILE_LOAD(head);
-  for (;;) {
-    gcvm_u32 t = GCVM_VOLATILE_LOAD(q.state + GCVM_STATE_CHUNK_TAIL);
-    if (t > q.capacity) t = q.capacity;
-    if (h >= t) return GCVM_CHUNK_NONE;
-    const gcvm_u32 seen = GCVM_ATOMIC_CAS(head, h, h + 1u);
-    if (seen == h) break;
-    h = seen;
-  }
-  gcvm_u64 item = GCVM_VOLATILE_LOAD64(q.items + h);
-  while (item == GCVM_CHUNK_NONE) item = GCVM_VOLATILE_LOAD64(q.items + h);
-  return item;
+/* The chunk items a level kernel drains: [from, to), the items offered before the
+ * level began and not yet taken, all written by earlier launches; `tickets` counts
+ * those handed out (mark_layout.h, GCVM_STATE_CHUNK_TICKETS). */
+struct gcvm_chunk_range {
+  gcvm_u32 from;
+  gcvm_u32 to;
+  GCVM_GLOBAL gcvm_u32* tickets;
+};
+
+/* Thread 0 only: takes the range's next chunk item by a ticket (one atomic add, which
+ * every group may issue at once: no compare-and-swap to retry), or returns
+ * GCVM_CHUNK_NONE once the range is handed out. */
+GCVM_DEVICE gcvm_u64 gcvm_take_chunk(struct gcvm_chunk_queue q, struct gcvm_chunk_range range) {
+  if (q.items == 0 || range.from >= range.to) return GCVM_CHUNK_NONE;
+  const gcvm_u32 size = range.to - range.from;
+  if (GCVM_VOLATILE_LOAD(range.tickets) >= size) return GCVM_CHUNK_NONE;
+  const gcvm_u32 ticket = GCVM_ATOMIC_ADD(range.tickets, 1u);
+  return ticket < size ? q.items[range.from + ticket] : GCVM_CHUNK_NONE;
 }
 
 /* Claims a non-null reference and stages it when this thread won it. */
@@ -498,10 +504,11 @@ GCVM_DEVICE void gcvm_chunk_edges(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_
 GCVM_DEVICE void gcvm_drain_chunks(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
                                    const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
                                    GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out,
-                                   struct gcvm_chunk_queue chunks, int active, gcvm_u32 flags, gcvm_u32* traversed) {
+                                   struct gcvm_chunk_queue chunks, struct gcvm_chunk_range range, int active,
+                                   gcvm_u32 flags, gcvm_u32* traversed) {
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   const int vector = (flags & GCVM_BFS_VECTOR) != 0u;
-  if (lid == 0u) sh->chunk_item[0] = active ? gcvm_take_chunk(chunks) : GCVM_CHUNK_NONE;
+  if (lid == 0u) sh->chunk_item[0] = active ? gcvm_take_chunk(chunks, range) : GCVM_CHUNK_NONE;
   GCVM_BARRIER();
   gcvm_u32 slot = 0u;
   gcvm_u64 item = sh->chunk_item[0];
@@ -523,7 +530,7 @@ GCVM_DEVICE void gcvm_drain_chunks(const GCVM_GLOBAL gcvm_u64* begin, const GCVM
     step += GCVM_GROUP_SIZE;
     if (lid == 0u && step >= steps) {
       ++sh->chunks;
-      sh->chunk_item[slot ^ 1u] = gcvm_take_chunk(chunks);
+      sh->chunk_item[slot ^ 1u] = gcvm_take_chunk(chunks, range);
     }
     GCVM_BARRIER();
     if (step >= steps) {
@@ -689,7 +696,13 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     state[GCVM_STATE_COUNT + after] = 0u;
     state[GCVM_STATE_CURSOR + after] = 0u;
     state[GCVM_STATE_FINISHED + (level + 2u) % GCVM_FINISHED_RING] = 0u;
+    state[GCVM_STATE_CHUNK_TICKETS + (level + 2u) % GCVM_FINISHED_RING] = 0u;
+    state[GCVM_STATE_GROUPS_DONE + (level + 2u) % GCVM_FINISHED_RING] = 0u;
   }
+  /* The chunks this level drains: those offered before it began (set by the last group
+   * of the level before; stable until this level's last group moves them on). */
+  const struct gcvm_chunk_range range = {state[GCVM_STATE_CHUNK_HEAD], state[GCVM_STATE_CHUNK_END],
+                                         state + GCVM_STATE_CHUNK_TICKETS + level % GCVM_FINISHED_RING};
   /* Whether the level runs, and the fallback, are decided from the previous level's
    * final count alone, so every group decides the same. Chunks offered in the last
    * level are drained whenever the level runs; with the fallback the CPU takes them. */
@@ -718,7 +731,7 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   gcvm_u32 traversed = 0u;
   /* Chunks first: those offered in the last level are then split over every group of
    * this launch, not left to the few groups still scanning when that level ended. */
-  gcvm_drain_chunks(begin, degree, edges, marks, sh, out, chunks, drain, flags, &traversed);
+  gcvm_drain_chunks(begin, degree, edges, marks, sh, out, chunks, range, drain, flags, &traversed);
   /* Batches from the level's queue while it lasts; then local expansion
    * (gcvm_next_expansion). One loop, so that the batch scan is inlined once. */
   const gcvm_u32 lid = GCVM_LOCAL_ID();
@@ -748,6 +761,15 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   }
   gcvm_stage_flush(sh, out, 1);
   gcvm_add_traversed(sh, state, traversed);
+  /* The level's last group to finish (every other has made its last offer and taken its
+   * last ticket) moves the range on: what this level drained is taken, and what it
+   * offered is the next level's. */
+  if (GCVM_LOCAL_ID() == 0u &&
+      GCVM_ATOMIC_ADD(state + GCVM_STATE_GROUPS_DONE + level % GCVM_FINISHED_RING, 1u) == GCVM_GROUP_COUNT() - 1u) {
+    if (drain) state[GCVM_STATE_CHUNK_HEAD] = range.to;
+    const gcvm_u32 tail = GCVM_VOLATILE_LOAD(state + GCVM_STATE_CHUNK_TAIL);
+    state[GCVM_STATE_CHUNK_END] = tail < chunk_capacity ? tail : chunk_capacity;
+  }
 }
 
 /* The bitmap frontier: queue `level` (count[level]) built from the mark bitmap after a

@@ -84,7 +84,15 @@
 #define GCVM_STATE_IDLE (GCVM_STATE_STOP + 1)                           /* async: groups without work */
 #define GCVM_STATE_ROUNDS (GCVM_STATE_STOP + GCVM_STATE_LINE)           /* async: most rounds of one group */
 #define GCVM_STATE_KEPT (GCVM_STATE_ROUNDS + 1) /* async: objects a group discovered and scanned itself */
-#define GCVM_STATE_WORDS (GCVM_STATE_KEPT + 1)
+/* Levels mode's chunk range: a level drains chunk items [CHUNK_HEAD, CHUNK_END), handed
+ * out by tickets counted in CHUNK_TICKETS[L % 4]; the last of its groups to finish
+ * (GROUPS_DONE[L % 4] counts them) sets CHUNK_HEAD to CHUNK_END if the level drained,
+ * and CHUNK_END to CHUNK_TAIL (what the level offered goes to the next). In async mode
+ * CHUNK_HEAD counts its own tickets. */
+#define GCVM_STATE_CHUNK_END (GCVM_STATE_KEPT + 1)
+#define GCVM_STATE_CHUNK_TICKETS (GCVM_STATE_CHUNK_END + 1)
+#define GCVM_STATE_GROUPS_DONE (GCVM_STATE_CHUNK_TICKETS + GCVM_FINISHED_RING)
+#define GCVM_STATE_WORDS (GCVM_STATE_GROUPS_DONE + GCVM_FINISHED_RING)
 /* The first word of the roots, after the state: the next line boundary. */
 #define GCVM_STATE_ROOTS (((GCVM_STATE_WORDS + GCVM_STATE_LINE - 1) / GCVM_STATE_LINE) * GCVM_STATE_LINE)
 #define GCVM_NO_LEVEL 0xFFFFFFFFu
