@@ -392,6 +392,45 @@ TEST_CASE("gpu-bfs splits huge objects into chunks that every group takes, in bo
   }
 }
 
+TEST_CASE("gpu-bfs levels mode: chunks a level offers wait for the next, and a fallback there hands them to the CPU") {
+  // Level 1: 2,000 roots and a huge array among them, whose chunks it offers; level 2:
+  // the 10 leaves the roots reach. With fallback=1000:1 level 2 falls back (10 < 1,000,
+  // no more than level 1's 2,001): the array's chunks, never drained on the device,
+  // go to the CPU. Without a fallback level 2 drains them.
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(1, 0);
+  std::vector<ObjectId> leaves;
+  for (int i = 0; i < 10; ++i) leaves.push_back(heap.allocate(node));
+  std::vector<ObjectId> roots;
+  for (int i = 0; i < 2000; ++i) {
+    roots.push_back(heap.allocate(node));
+    heap.store_ref(roots.back(), 0, leaves[i % leaves.size()]);
+  }
+  const ObjectId huge = heap.allocate_ref_array(3 * GCVM_CHUNK_EDGES + 17);
+  std::vector<ObjectId> targets;
+  for (int i = 0; i < 5000; ++i) targets.push_back(heap.allocate(node));
+  for (std::uint64_t i = 0; i < heap.array_length(huge); i += 2) heap.store_element(huge, i, targets[i % targets.size()]);
+  roots.push_back(huge);
+  const MarkRequest request{heap.graph(), roots, heap.blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const char* frontier : {"frontier=queue", "frontier=bitmap"}) {
+      CAPTURE(std::string(frontier));
+      GpuBfsMarker tail(
+          GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=1000:1", "expand=off", frontier}), device));
+      const MarkStats handed = check_same_as_serial(request, tail);
+      CHECK(handed.detail("fallback_level") == 2.0);
+      CHECK(handed.detail("fallback_chunks") == 4.0);  // every chunk of the array
+      CHECK(handed.detail("chunks") == 0.0);
+      GpuBfsMarker device_only(
+          GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=off", "expand=off", frontier}), device));
+      const MarkStats drained = check_same_as_serial(request, device_only);
+      CHECK(drained.detail("chunks") == 4.0);
+      CHECK(drained.detail("fallback_chunks") == 0.0);
+    }
+  }
+}
+
 TEST_CASE("gpu-bfs async: a stop while a huge object's chunks are queued hands those chunks to the CPU") {
   // One root array of 2,000,003 elements, 3,907 chunks: one SM's groups, one chunk
   // each a round, cannot walk them all before the first poll of a round with work,
