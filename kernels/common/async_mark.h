@@ -76,7 +76,7 @@
  * the ring's objects, in the same steps, before the group takes its next ticket. So
  * the first chunks of a huge object go to as many groups as there are chunks, one
  * each. (Chunks used to be taken by compare-and-swap on one shared head, as the level
- * mode's are: when a heap's huge arrays were reached, every group that polled the
+ * mode's were: when a heap's huge arrays were reached, every group that polled the
  * head waited behind a storm of failed swaps, and order-service's first 200 µs marked
  * 7% of its objects; chunks as entries of the object queue, handed out 32 to a group,
  * left one group walking up to 32 chunks in a round.) The level mode's offsets=,
