@@ -292,8 +292,7 @@ class OpenClBackend final : public DeviceBackend {
   void snapshot_marks(std::uint64_t mark_words) override {
     const std::uint64_t bytes = std::max<std::uint64_t>(mark_words, 1) * sizeof(std::uint32_t);
     seen_.reserve(context_, bytes, "the bitmap frontier's snapshot");
-    check(clEnqueueCopyBuffer(queue_, marks_.get(), seen_.get(), 0, 0, mark_words * sizeof(std::uint32_t), 0, nullptr,
-                              nullptr),
+    check(clEnqueueCopyBuffer(queue_, marks_.get(), seen_.get(), 0, 0, bytes, 0, nullptr, nullptr),
           "copying the mark bitmap for the bitmap frontier");
   }
 

@@ -114,7 +114,9 @@ bool GpuBfsMarker::bitmap_frontier(std::uint32_t level, std::uint64_t mark_words
   }
   // A launch that scanned or found that many objects last time: the snapshot and the
   // frontier kernel cost microseconds beside it, and its steps then pass no barriers.
-  const auto held = [&](std::uint32_t l) { return l < last_queue_counts_.size() && last_queue_counts_[l] >= min_objects; };
+  const auto held = [&](std::uint32_t l) {
+    return l < last_queue_counts_.size() && last_queue_counts_[l] >= min_objects;
+  };
   return held(level) || held(level + 1);
 }
 
