@@ -777,29 +777,36 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
  * set in `marks` and clear in `seen`, the bitmap as it was before that launch. Group g
  * takes the GCVM_GROUP_SIZE consecutive mark words from g * GCVM_GROUP_SIZE (the launch
  * has a group for every such tile: no loop around the scan's barriers), a word a
- * thread; one scan of the words' new bits gives each thread its place, one atomic
- * reserves the tile's entries, and each word's new objects are written in ascending
- * order, so the queue runs in ascending object order within each tile (8,192 ids) and
- * the next level reads the rows of consecutive objects together. The words that
- * changed are then copied to `seen`, so that it equals `marks` again. */
+ * thread; one scan of the words' new bits gives each word its place, one atomic
+ * reserves the tile's entries, and the queue runs in ascending object order within
+ * each tile (8,192 ids), so that the next level reads the rows of consecutive objects
+ * together. The ids are written a word at a time by 32 threads, thread t writing the
+ * object of bit t % 32 at its rank among the word's new bits: consecutive threads
+ * write consecutive entries (a word's ids written by its one thread would be 32
+ * scattered stores a step). The words that changed are copied to `seen`, so that it
+ * equals `marks` again. */
 GCVM_DEVICE void gcvm_bfs_frontier(const GCVM_GLOBAL gcvm_u32* marks, GCVM_GLOBAL gcvm_u32* seen, gcvm_u32 words,
                                    GCVM_GLOBAL gcvm_u32* queue, GCVM_GLOBAL gcvm_u32* state, gcvm_u32 level,
                                    GCVM_LOCAL struct gcvm_bfs_shared* sh) {
-  const gcvm_u32 w = GCVM_GROUP_ID() * GCVM_GROUP_SIZE + GCVM_LOCAL_ID();
+  const gcvm_u32 first_word = GCVM_GROUP_ID() * GCVM_GROUP_SIZE;
+  const gcvm_u32 w = first_word + GCVM_LOCAL_ID();
   gcvm_u32 fresh = 0u;
   if (w < words) {
     const gcvm_u32 word = marks[w];
     fresh = word & ~seen[w];
     if (fresh != 0u) seen[w] = word;
   }
-  const gcvm_u32 offset = gcvm_exclusive_scan(sh, GCVM_POPCOUNT(fresh));
+  sh->wide_vertex[GCVM_LOCAL_ID()] = fresh; /* read after the scan's barriers */
+  gcvm_exclusive_scan(sh, GCVM_POPCOUNT(fresh)); /* sh->scan: each word's place in the tile */
   if (GCVM_LOCAL_ID() == 0u && sh->rounds != 0u)
     sh->out_base = GCVM_ATOMIC_ADD(state + GCVM_STATE_COUNT + level % GCVM_LEVEL_RING, sh->rounds);
   GCVM_BARRIER();
-  gcvm_u32 at = sh->out_base + offset;
-  while (fresh != 0u) {
-    queue[at++] = w * 32u + GCVM_LOWEST_BIT(fresh);
-    fresh &= fresh - 1u;
+  if (sh->rounds == 0u) return;
+  const gcvm_u32 bit = GCVM_LOCAL_ID() % 32u;
+  const gcvm_u32 below = (1u << bit) - 1u;
+  for (gcvm_u32 j = GCVM_LOCAL_ID() / 32u; j < GCVM_GROUP_SIZE; j += GCVM_GROUP_SIZE / 32u) {
+    const gcvm_u32 bits = sh->wide_vertex[j];
+    if ((bits >> bit) & 1u) queue[sh->out_base + sh->scan[j] + GCVM_POPCOUNT(bits & below)] = (first_word + j) * 32u + bit;
   }
 }
 

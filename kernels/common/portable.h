@@ -42,8 +42,6 @@ typedef uint4 gcvm_u32x4;
 /* A polling thread backs off for about `ns` nanoseconds (sm_70 and later). */
 #define GCVM_BACKOFF(ns) __nanosleep(ns)
 #define GCVM_POPCOUNT(x) ((gcvm_u32)__popc(x))
-/* The index of the lowest set bit of a non-zero word. */
-#define GCVM_LOWEST_BIT(x) ((gcvm_u32)(__ffs(x) - 1))
 /* 1 where every thread of a one-warp group may skip a barrier together, under a branch
  * whose condition they all computed alike. */
 #define GCVM_UNIFORM_BARRIER_BRANCHES 1
@@ -119,7 +117,6 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_VOLATILE_LOAD64(p) (*(volatile GCVM_GLOBAL gcvm_u64*)(p))
 #define GCVM_BACKOFF(ns) ((void)(ns))
 #define GCVM_POPCOUNT(x) ((gcvm_u32)popcount(x))
-#define GCVM_LOWEST_BIT(x) (31u - (gcvm_u32)clz((x) & (0u - (x))))
 /* PoCL's work-group compiler mishandles barriers under branches, even uniform ones. */
 #define GCVM_UNIFORM_BARRIER_BRANCHES 0
 
