@@ -193,6 +193,16 @@ struct gcvm_chunk_range {
   GCVM_GLOBAL gcvm_u32* tickets;
 };
 
+/* Levels mode: the chunks level `level` drains, those offered before it began (set by
+ * the last group of the level before, and stable until this level's last group moves
+ * them on). Read where needed rather than held through the level: the level kernel
+ * has no registers to spare. */
+GCVM_DEVICE struct gcvm_chunk_range gcvm_level_chunk_range(GCVM_GLOBAL gcvm_u32* state, gcvm_u32 level) {
+  const struct gcvm_chunk_range range = {state[GCVM_STATE_CHUNK_HEAD], state[GCVM_STATE_CHUNK_END],
+                                         state + GCVM_STATE_CHUNK_TICKETS + level % GCVM_FINISHED_RING};
+  return range;
+}
+
 /* Thread 0 only: takes the range's next chunk item by a ticket (one atomic add, which
  * every group may issue at once: no compare-and-swap to retry), or returns
  * GCVM_CHUNK_NONE once the range is handed out. */
@@ -631,19 +641,20 @@ GCVM_DEVICE void gcvm_scan_batch(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
 }
 
 /* Thread 0 only: whether work may wait for the next launch while this group expands:
- * objects in the next level's queue, chunks of huge objects not taken, or batches of
- * this level that other groups have not finished (they may yet hand work on). While
+ * objects in the next level's queue, chunks of huge objects not taken (of this level's
+ * range, or offered during it, which wait for the next), or batches of this level that
+ * other groups have not finished (they may yet hand work on). While
  * only the last holds, it looks again, up to GCVM_EXPAND_POLLS times: groups that
  * finish their batches together (chains side by side) then expand together. The polls
  * are bounded because nothing guarantees that the groups it waits for run meanwhile
  * (a CPU device runs a few groups at a time). */
 GCVM_DEVICE int gcvm_work_waiting(struct gcvm_out out, struct gcvm_chunk_queue chunks,
-                                  const GCVM_GLOBAL gcvm_u32* finished, gcvm_u32 level_batches) {
+                                  struct gcvm_chunk_range range, const GCVM_GLOBAL gcvm_u32* finished,
+                                  gcvm_u32 level_batches) {
   for (gcvm_u32 poll = 0u;; ++poll) {
     if (GCVM_VOLATILE_LOAD(out.count) != 0u) return 1;
-    if (GCVM_VOLATILE_LOAD(chunks.state + GCVM_STATE_CHUNK_TAIL) >
-        GCVM_VOLATILE_LOAD(chunks.state + GCVM_STATE_CHUNK_HEAD))
-      return 1;
+    if (GCVM_VOLATILE_LOAD(chunks.state + GCVM_STATE_CHUNK_TAIL) > range.to) return 1;
+    if (range.from < range.to && GCVM_VOLATILE_LOAD(range.tickets) < range.to - range.from) return 1;
     if (GCVM_VOLATILE_LOAD(finished) >= level_batches) return 0;
     if (poll + 1u >= GCVM_EXPAND_POLLS) return 1;
     GCVM_BACKOFF(GCVM_EXPAND_POLL_NS);
@@ -673,7 +684,9 @@ GCVM_DEVICE gcvm_u32 gcvm_next_expansion(GCVM_LOCAL struct gcvm_bfs_shared* sh, 
     if (leaving) sh->left = 1u;
     if (leaving && sh->taken != 0u) GCVM_ATOMIC_ADD(finished, sh->taken);
     const gcvm_u32 level_batches = (gcvm_u32)(((gcvm_u64)limit + GCVM_GROUP_SIZE - 1u) / GCVM_GROUP_SIZE);
-    sh->waiting = may_expand ? (gcvm_u32)gcvm_work_waiting(out, chunks, finished, level_batches) : 1u;
+    sh->waiting = may_expand ? (gcvm_u32)gcvm_work_waiting(out, chunks, gcvm_level_chunk_range(state, level), finished,
+                                                           level_batches)
+                             : 1u;
   }
   GCVM_BARRIER();
   return may_expand && sh->waiting == 0u ? held : 0u;
@@ -699,10 +712,6 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     state[GCVM_STATE_CHUNK_TICKETS + (level + 2u) % GCVM_FINISHED_RING] = 0u;
     state[GCVM_STATE_GROUPS_DONE + (level + 2u) % GCVM_FINISHED_RING] = 0u;
   }
-  /* The chunks this level drains: those offered before it began (set by the last group
-   * of the level before; stable until this level's last group moves them on). */
-  const struct gcvm_chunk_range range = {state[GCVM_STATE_CHUNK_HEAD], state[GCVM_STATE_CHUNK_END],
-                                         state + GCVM_STATE_CHUNK_TICKETS + level % GCVM_FINISHED_RING};
   /* Whether the level runs, and the fallback, are decided from the previous level's
    * final count alone, so every group decides the same. Chunks offered in the last
    * level are drained whenever the level runs; with the fallback the CPU takes them. */
@@ -731,7 +740,8 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   gcvm_u32 traversed = 0u;
   /* Chunks first: those offered in the last level are then split over every group of
    * this launch, not left to the few groups still scanning when that level ended. */
-  gcvm_drain_chunks(begin, degree, edges, marks, sh, out, chunks, range, drain, flags, &traversed);
+  gcvm_drain_chunks(begin, degree, edges, marks, sh, out, chunks, gcvm_level_chunk_range(state, level), drain, flags,
+                    &traversed);
   /* Batches from the level's queue while it lasts; then local expansion
    * (gcvm_next_expansion). One loop, so that the batch scan is inlined once. */
   const gcvm_u32 lid = GCVM_LOCAL_ID();
@@ -763,10 +773,14 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   gcvm_add_traversed(sh, state, traversed);
   /* The level's last group to finish (every other has made its last offer and taken its
    * last ticket) moves the range on: what this level drained is taken, and what it
-   * offered is the next level's. */
+   * offered is the next level's. A level that drained a non-empty range took at least
+   * one ticket of it; one that did not drain it (a fallback) took none and leaves it to
+   * the CPU. (The tickets say so at the end: `drain` held through the level would cost
+   * the level kernel a register it spills.) */
   if (GCVM_LOCAL_ID() == 0u &&
       GCVM_ATOMIC_ADD(state + GCVM_STATE_GROUPS_DONE + level % GCVM_FINISHED_RING, 1u) == GCVM_GROUP_COUNT() - 1u) {
-    if (drain) state[GCVM_STATE_CHUNK_HEAD] = range.to;
+    if (GCVM_VOLATILE_LOAD(state + GCVM_STATE_CHUNK_TICKETS + level % GCVM_FINISHED_RING) != 0u)
+      state[GCVM_STATE_CHUNK_HEAD] = state[GCVM_STATE_CHUNK_END];
     const gcvm_u32 tail = GCVM_VOLATILE_LOAD(state + GCVM_STATE_CHUNK_TAIL);
     state[GCVM_STATE_CHUNK_END] = tail < chunk_capacity ? tail : chunk_capacity;
   }
