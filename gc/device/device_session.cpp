@@ -7,7 +7,8 @@
 
 namespace gcvm {
 
-DeviceSession::DeviceSession(std::string_view marker, const DeviceSelector& selector, bool refresh)
+DeviceSession::DeviceSession(std::string_view marker, const DeviceSelector& selector,
+                             std::chrono::microseconds refresh)
     : marker_(marker), automatic_(selector.automatic()) {
   if (!automatic_) {
     backend_ = open_device(selector);
@@ -26,14 +27,15 @@ DeviceSession::DeviceSession(std::string_view marker, const DeviceSelector& sele
   attach(refresh);
 }
 
-DeviceSession::DeviceSession(std::string_view marker, std::unique_ptr<DeviceBackend> backend, bool refresh)
+DeviceSession::DeviceSession(std::string_view marker, std::unique_ptr<DeviceBackend> backend,
+                             std::chrono::microseconds refresh)
     : marker_(marker), automatic_(false), backend_(std::move(backend)) {
   attach(refresh);
 }
 
-void DeviceSession::attach(bool refresh) {
+void DeviceSession::attach(std::chrono::microseconds refresh) {
   mirror_ = std::make_unique<GraphMirror>(*backend_);
-  if (refresh) refresher_ = std::make_unique<MirrorRefresher>(*backend_, *mirror_);
+  if (refresh.count() != 0) refresher_ = std::make_unique<MirrorRefresher>(*backend_, *mirror_, refresh);
 }
 
 DeviceSession::~DeviceSession() {

@@ -19,6 +19,7 @@
 // snapshot; a device error it met is handled as the mark's own.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,10 +40,13 @@ class DeviceSession {
  public:
   /// Opens the selected device for marker `marker` (its name in messages); throws
   /// DeviceError for a named device that cannot be used.
-  DeviceSession(std::string_view marker, const DeviceSelector& selector, bool refresh = true);
+  /// `refresh`: the mirror refresher's interval, zero for none.
+  DeviceSession(std::string_view marker, const DeviceSelector& selector,
+                std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval);
   /// On `backend`, already open (a device that fails is always a MarkError: there is
   /// no `auto` here). The seam through which tests hand a marker a wrapped backend.
-  DeviceSession(std::string_view marker, std::unique_ptr<DeviceBackend> backend, bool refresh = true);
+  DeviceSession(std::string_view marker, std::unique_ptr<DeviceBackend> backend,
+                std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval);
   ~DeviceSession();
 
   using DeviceMark = std::function<MarkStats(DeviceBackend&, GraphMirror&)>;
@@ -72,7 +76,7 @@ class DeviceSession {
   /// Remembers the graph a pause used, for the refresher.
   void note_graph(const MarkRequest& request);
   /// The mirror and, unless refresh=off, its refresher on the open backend.
-  void attach(bool refresh);
+  void attach(std::chrono::microseconds refresh);
   /// What the refresher sent since the last pause reported it, as details (nothing with
   /// refresh=off); zeroes it.
   std::vector<std::pair<std::string, double>> take_refreshed();

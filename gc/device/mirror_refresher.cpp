@@ -1,9 +1,23 @@
 #include "gc/device/mirror_refresher.hpp"
 
+#include <charconv>
+#include <cstdint>
+
 namespace gcvm {
 
-MirrorRefresher::MirrorRefresher(DeviceBackend& backend, GraphMirror& mirror)
-    : backend_(backend), mirror_(mirror), thread_([this] { run(); }) {}
+std::optional<std::chrono::microseconds> MirrorRefresher::parse_interval(std::string_view value) {
+  if (value == "on") return kDefaultInterval;
+  if (value == "off") return std::chrono::microseconds{0};
+  std::int64_t microseconds = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), microseconds);
+  if (error != std::errc{} || end != value.data() + value.size() || microseconds < kMinInterval.count() ||
+      microseconds > kMaxInterval.count())
+    return std::nullopt;
+  return std::chrono::microseconds{microseconds};
+}
+
+MirrorRefresher::MirrorRefresher(DeviceBackend& backend, GraphMirror& mirror, std::chrono::microseconds interval)
+    : backend_(backend), mirror_(mirror), interval_(interval), thread_([this] { run(); }) {}
 
 MirrorRefresher::~MirrorRefresher() {
   {
@@ -47,7 +61,7 @@ void MirrorRefresher::run() {
   bool made_current = false;
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait_for(lock, kInterval, [&] { return quit_ || !refreshing_; });
+    wake_.wait_for(lock, interval_, [&] { return quit_ || !refreshing_; });
     if (quit_) return;
     if (!refreshing_) {
       wake_.wait(lock, [&] { return quit_ || refreshing_; });

@@ -16,8 +16,9 @@ namespace {
 
 constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
-    "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, refresh=on|off, "
-    "claim=checked|direct, expand=<batches>|off, frontier=auto|queue|bitmap|<objects>";
+    "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, "
+    "refresh=on|off|<10..10000000 microseconds>, claim=checked|direct, expand=<batches>|off, "
+    "frontier=auto|queue|bitmap|<objects>";
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -72,7 +73,9 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
         o.frontier_min_objects = parse_count(option, option.value, 1);
       }
     } else if (option.key == "refresh") {
-      o.refresh = parse_switch(option);
+      const auto interval = MirrorRefresher::parse_interval(option.value);
+      if (!interval) reject_gc_option("gpu-bfs", option, kAccepted);
+      o.refresh = *interval;
     } else if (option.key == "levels-per-check") {
       o.levels_per_check = option.value == "auto" ? 0 : parse_count(option, option.value, 1);
       if (o.levels_per_check > GCVM_MAX_LEVEL_BATCH) reject_gc_option("gpu-bfs", option, kAccepted);

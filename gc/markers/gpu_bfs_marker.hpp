@@ -66,6 +66,7 @@
 // a device error is a MarkError and no mark bitmap is returned.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -95,7 +96,8 @@ struct GpuBfsMarkerOptions {
   std::uint32_t sms = 0;  // 0 = all
   bool split = false;
   std::uint32_t levels_per_check = 0;  // 0 = auto (the last depth, then doubling)
-  bool refresh = true;                 // the mirror refreshed between pauses (DeviceSession)
+  /// The mirror refreshed between pauses this often (DeviceSession); zero: not at all.
+  std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval;
   bool checked_claims = true;          // async: a plain read of the mark word before the claim's atomic
   std::uint32_t expand_batches = 32;   // levels mode: local expansion of a narrow launch, 0 = off
   BfsFrontier frontier = BfsFrontier::Auto;

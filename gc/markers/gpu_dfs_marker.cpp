@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kAccepted =
     "atomics=checked|plain, local-stack=<1..32>|off, balance=on|off, vector=on|off, wide=<threshold>, "
     "chunk=<references>|off, pool=<slots>, rounds=<n>, steps=<n>, groups=auto|<n>, launches-per-check=auto|<n>, "
-    "fallback=<threshold>:<min-launches>|off, refresh=on|off";
+    "fallback=<threshold>:<min-launches>|off, refresh=on|off|<10..10000000 microseconds>";
 
 static_assert(GCVM_DFS_STATE_EDGES_LO % 2 == 0, "the 64-bit edge counter must be 8-byte aligned");
 
@@ -48,7 +48,9 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
     } else if (option.key == "local-stack") {
       o.local_stack = option.value == "off" ? 0 : parse_count(option, 1, GCVM_DFS_LOCAL_MAX);
     } else if (option.key == "refresh") {
-      o.refresh = parse_switch(option, "on", "off");
+      const auto interval = MirrorRefresher::parse_interval(option.value);
+      if (!interval) reject_gc_option("gpu-dfs", option, kAccepted);
+      o.refresh = *interval;
     } else if (option.key == "balance") {
       o.balance = parse_switch(option, "on", "off");
     } else if (option.key == "vector") {

@@ -63,6 +63,7 @@
 // Device selection and the CPU fallback of --device=auto: DeviceSession.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -87,7 +88,8 @@ struct GpuDfsMarkerOptions {
   std::uint32_t launches_per_check = 0;  // 0 = auto (doubling)
   std::uint32_t fallback_threshold = 20;  // 0 = off
   std::uint32_t fallback_min_launches = 1;
-  bool refresh = true;  // the mirror refreshed between pauses (DeviceSession)
+  /// The mirror refreshed between pauses this often (DeviceSession); zero: not at all.
+  std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval;
   DeviceSelector device;
 
   static GpuDfsMarkerOptions parse(const GcOptions& options, const std::string& device);

@@ -582,6 +582,14 @@ TEST_CASE("gpu-bfs rejects bad options and devices with one clear message") {
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"expand=many"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"frontier=0"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"frontier=sorted"}), "auto"), ConfigError);
+  CHECK_THROWS_WITH_AS(GpuBfsMarkerOptions::parse(options_of({"refresh=9"}), "auto"),
+                       doctest::Contains("refresh=on|off|<10..10000000 microseconds>"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"refresh=10000001"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"refresh=1ms"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"refresh=-100"}), "auto"), ConfigError);
+  CHECK(GpuBfsMarkerOptions::parse(options_of({"refresh=250"}), "auto").refresh == std::chrono::microseconds{250});
+  CHECK(GpuBfsMarkerOptions::parse(options_of({"refresh=off"}), "auto").refresh == std::chrono::microseconds{0});
+  CHECK(GpuBfsMarkerOptions::parse(options_of({"refresh=on"}), "auto").refresh == MirrorRefresher::kDefaultInterval);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"colour=red"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "vulkan"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "cuda:x"), ConfigError);

@@ -138,6 +138,8 @@ TEST_CASE("gpu-dfs option parsing rejects what it does not know") {
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"local-stack", "33"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"local-stack", "0"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"balance", "yes"}}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"refresh", "5"}}), "auto"), ConfigError);
+  CHECK(GpuDfsMarkerOptions::parse(options({{"refresh", "100"}}), "auto").refresh == std::chrono::microseconds{100});
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"pool", "0"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"rounds", "0"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"steps", "0"}}), "auto"), ConfigError);

@@ -37,8 +37,10 @@ double detail(const CollectionStats& stats, const std::string& key) {
 /// A heap collected by gpu-bfs with verification. The byte counts these tests check are
 /// the pause's alone: no refresh runs between collections unless `refresh` says so.
 struct MirrorFixture {
-  explicit MirrorFixture(const std::string& device, RefGraphMode mode = RefGraphMode::Barrier, bool refresh = false)
-      : options{{"refresh", refresh ? "on" : "off"}},
+  /// `refresh`: the marker's refresh= option.
+  explicit MirrorFixture(const std::string& device, RefGraphMode mode = RefGraphMode::Barrier,
+                         const std::string& refresh = "off")
+      : options{{"refresh", refresh}},
         heap(HeapConfig{.graph_mode = mode}),
         collector(heap, std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(options, device)), /*verify=*/true) {
     node = heap.shapes().intern(4, 1);
@@ -338,35 +340,40 @@ TEST_CASE("a mirror whose changes another consumer cleared uploads everything, a
 }
 
 TEST_CASE("refreshes between pauses keep the mirror exact while the mutator stores, and leave the pause little") {
+  // The default interval, and one much shorter than the bursts below (passes while
+  // the mutator stores, and one likely in flight when the pause begins).
   for (const std::string& device : test::test_devices()) {
-    CAPTURE(device);
-    MirrorFixture f(device, RefGraphMode::Barrier, /*refresh=*/true);
-    std::mt19937_64 rng(17);
-    const std::uint64_t n = 20000;
-    const ObjectId array = f.chain_array(n);
-    f.collect();
-    double refreshed = 0;
-    for (int round = 0; round < 6; ++round) {
-      // Stores, drops and allocation into freed slots, spread over several refresh
-      // intervals, the last ones right before the pause (its sync must catch them).
-      for (int burst = 0; burst < 8; ++burst) {
-        for (int k = 0; k < 2000; ++k) {
-          const std::uint64_t i = rng() % n;
-          if (rng() % 4 == 0) {
-            const ObjectId fresh = f.heap.allocate(f.node);
-            f.heap.store_ref(fresh, 0, f.heap.load_element(array, (i + 1) % n));
-            f.heap.store_element(array, i, fresh);
-          } else if (const ObjectId holder = f.heap.load_element(array, i); holder != kNullRef) {
-            f.heap.store_ref(holder, static_cast<std::uint32_t>(rng() % 4), f.heap.load_element(array, rng() % n));
+    for (const std::string interval : {"on", "50"}) {
+      CAPTURE(device);
+      CAPTURE(interval);
+      MirrorFixture f(device, RefGraphMode::Barrier, interval);
+      std::mt19937_64 rng(17);
+      const std::uint64_t n = 20000;
+      const ObjectId array = f.chain_array(n);
+      f.collect();
+      double refreshed = 0;
+      for (int round = 0; round < 6; ++round) {
+        // Stores, drops and allocation into freed slots, spread over several refresh
+        // intervals, the last ones right before the pause (its sync must catch them).
+        for (int burst = 0; burst < 8; ++burst) {
+          for (int k = 0; k < 2000; ++k) {
+            const std::uint64_t i = rng() % n;
+            if (rng() % 4 == 0) {
+              const ObjectId fresh = f.heap.allocate(f.node);
+              f.heap.store_ref(fresh, 0, f.heap.load_element(array, (i + 1) % n));
+              f.heap.store_element(array, i, fresh);
+            } else if (const ObjectId holder = f.heap.load_element(array, i); holder != kNullRef) {
+              f.heap.store_ref(holder, static_cast<std::uint32_t>(rng() % 4), f.heap.load_element(array, rng() % n));
+            }
           }
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        const auto stats = f.collect();  // verified against the serial marker
+        refreshed += detail(stats, "sync_refresh_bytes");
+        CHECK(detail(stats, "sync_bytes") <= 2 * detail(stats, "sync_changed_bytes") + kTableBytes);
       }
-      const auto stats = f.collect();  // verified against the serial marker
-      refreshed += detail(stats, "sync_refresh_bytes");
-      CHECK(detail(stats, "sync_bytes") <= 2 * detail(stats, "sync_changed_bytes") + kTableBytes);
+      CHECK(refreshed > 0);
     }
-    CHECK(refreshed > 0);
   }
 }
 
@@ -387,7 +394,7 @@ TEST_CASE("refresh=off sends everything in the pause and reports no refreshes") 
 TEST_CASE("the refresher copies the graph before the first pause and its growth between pauses") {
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
-    MirrorFixture f(device, RefGraphMode::Barrier, /*refresh=*/true);  // the collector starts the refresher
+    MirrorFixture f(device, RefGraphMode::Barrier, "on");  // the collector starts the refresher
     std::mt19937_64 rng(5);
     const std::uint64_t n = 30000;
     const ObjectId array = f.chain_array(n);
