@@ -45,7 +45,7 @@ namespace gcvm {
 
 class MirrorRefresher {
  public:
-  /// On the H100, GCBench's and binary-trees' warm pauses were 7-14% shorter with
+  /// On the H100, GCBench's and binary-trees' warm pauses were 7-15% shorter with
   /// 100 us than with 1 ms (the pause's patch 8-19 KB against 57-107 KB), and their run
   /// times no longer: a pass that finds nothing costs a scan of the summary bits.
   static constexpr std::chrono::microseconds kDefaultInterval{100};
