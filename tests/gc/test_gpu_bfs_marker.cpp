@@ -264,7 +264,7 @@ TEST_CASE("gpu-bfs levels mode falls back when the queue drops below the thresho
     CHECK(stats.detail("fallback_objects").value_or(-1) == 0.0);
   }
   ObjectId tail = tree.back();
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 20; ++i) {
     const ObjectId next = heap.allocate(node);
     heap.store_ref(tail, 0, next);
     tail = next;
@@ -428,6 +428,36 @@ TEST_CASE("gpu-bfs levels mode: chunks a level offers wait for the next, and a f
       CHECK(drained.detail("chunks") == 4.0);
       CHECK(drained.detail("fallback_chunks") == 0.0);
     }
+  }
+}
+
+TEST_CASE("gpu-bfs levels mode: a level that drained chunks expands once they are all taken") {
+  // Roots: a huge array whose elements all point at another root (marked by the seed),
+  // and the head of a chain of 20. Level 1 offers the array's 4 chunks and queues the
+  // chain's second object (its chunks wait for level 2: no expansion there); level 2
+  // drains the chunks, which claim nothing, and scans that object. With every chunk of
+  // its range taken and none offered during it, nothing waits for the next launch, so
+  // the group goes on down the rest of the chain itself: 18 objects kept, and level 2
+  // is the last that runs.
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(1, 0);
+  const ObjectId target = heap.allocate(node);
+  const ObjectId huge = heap.allocate_ref_array(3 * GCVM_CHUNK_EDGES + 17);
+  for (std::uint64_t i = 0; i < heap.array_length(huge); ++i) heap.store_element(huge, i, target);
+  std::vector<ObjectId> chain;
+  for (int i = 0; i < 20; ++i) {
+    chain.push_back(heap.allocate(node));
+    if (i > 0) heap.store_ref(chain[i - 1], 0, chain[i]);
+  }
+  const std::vector<ObjectId> roots{huge, chain.front(), target};
+  const MarkRequest request{heap.graph(), roots, heap.blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=off", "frontier=queue"}), device));
+    const MarkStats stats = check_same_as_serial(request, gpu);
+    CHECK(stats.detail("chunks") == 4.0);
+    CHECK(stats.detail("kept_objects") == 18.0);
+    CHECK(stats.detail("iterations") == 2.0);
   }
 }
 
