@@ -641,20 +641,19 @@ GCVM_DEVICE void gcvm_scan_batch(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
 }
 
 /* Thread 0 only: whether work may wait for the next launch while this group expands:
- * objects in the next level's queue, chunks of huge objects not taken (of this level's
- * range, or offered during it, which wait for the next), or batches of this level that
- * other groups have not finished (they may yet hand work on). While
+ * objects in the next level's queue, chunks of huge objects offered during this level
+ * (past `chunk_end`, the end of its range: they wait for the next; the group drained
+ * the range itself before its batches), or batches of this level that other groups
+ * have not finished (they may yet hand work on). While
  * only the last holds, it looks again, up to GCVM_EXPAND_POLLS times: groups that
  * finish their batches together (chains side by side) then expand together. The polls
  * are bounded because nothing guarantees that the groups it waits for run meanwhile
  * (a CPU device runs a few groups at a time). */
-GCVM_DEVICE int gcvm_work_waiting(struct gcvm_out out, struct gcvm_chunk_queue chunks,
-                                  struct gcvm_chunk_range range, const GCVM_GLOBAL gcvm_u32* finished,
-                                  gcvm_u32 level_batches) {
+GCVM_DEVICE int gcvm_work_waiting(struct gcvm_out out, struct gcvm_chunk_queue chunks, gcvm_u32 chunk_end,
+                                  const GCVM_GLOBAL gcvm_u32* finished, gcvm_u32 level_batches) {
   for (gcvm_u32 poll = 0u;; ++poll) {
     if (GCVM_VOLATILE_LOAD(out.count) != 0u) return 1;
-    if (GCVM_VOLATILE_LOAD(chunks.state + GCVM_STATE_CHUNK_TAIL) > range.to) return 1;
-    if (range.from < range.to && GCVM_VOLATILE_LOAD(range.tickets) < range.to - range.from) return 1;
+    if (GCVM_VOLATILE_LOAD(chunks.state + GCVM_STATE_CHUNK_TAIL) > chunk_end) return 1;
     if (GCVM_VOLATILE_LOAD(finished) >= level_batches) return 0;
     if (poll + 1u >= GCVM_EXPAND_POLLS) return 1;
     GCVM_BACKOFF(GCVM_EXPAND_POLL_NS);
@@ -684,7 +683,7 @@ GCVM_DEVICE gcvm_u32 gcvm_next_expansion(GCVM_LOCAL struct gcvm_bfs_shared* sh, 
     if (leaving) sh->left = 1u;
     if (leaving && sh->taken != 0u) GCVM_ATOMIC_ADD(finished, sh->taken);
     const gcvm_u32 level_batches = (gcvm_u32)(((gcvm_u64)limit + GCVM_GROUP_SIZE - 1u) / GCVM_GROUP_SIZE);
-    sh->waiting = may_expand ? (gcvm_u32)gcvm_work_waiting(out, chunks, gcvm_level_chunk_range(state, level), finished,
+    sh->waiting = may_expand ? (gcvm_u32)gcvm_work_waiting(out, chunks, state[GCVM_STATE_CHUNK_END], finished,
                                                            level_batches)
                              : 1u;
   }
