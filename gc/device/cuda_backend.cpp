@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "gc/device/cuda_host_pinner.hpp"
 #include "gc/device/cuda_memory.hpp"
@@ -42,6 +43,11 @@ class CudaBackend final : public DeviceBackend {
     state_and_roots_.reserve((GCVM_STATE_ROOTS + 1) * sizeof(std::uint32_t), "the level state and the roots");
     staging_.prepare();
     readback_.prepare();
+    try {
+      setup_host_.reserve(kSetupHostBytes, "the level state and the roots");
+    } catch (const DeviceError&) {
+      // No page-locked memory to spare: the state and roots go through the staging copies.
+    }
   }
   ~CudaBackend() override {
     cudaEventDestroy(start_);
@@ -57,11 +63,11 @@ class CudaBackend final : public DeviceBackend {
     check(cudaSetDevice(device_), "cudaSetDevice");
     const std::uint64_t padded = (edges + GCVM_EDGE_PAD - 1) / GCVM_EDGE_PAD * GCVM_EDGE_PAD + GCVM_EDGE_PAD;
     begin_.reserve(vertices * sizeof(std::uint64_t), "the mirror's begin array", keep_vertices * sizeof(std::uint64_t),
-                   stream_);
+                   stream());
     degree_.reserve(vertices * sizeof(std::uint32_t), "the mirror's degree array",
-                    keep_vertices * sizeof(std::uint32_t), stream_);
+                    keep_vertices * sizeof(std::uint32_t), stream());
     edges_.reserve(padded * sizeof(std::uint32_t), "the mirror's edge array", keep_edges * sizeof(std::uint32_t),
-                   stream_);
+                   stream());
     vertices_ = vertices;
     queue_bytes_ = std::max<std::uint64_t>(vertices, 1) * sizeof(std::uint32_t);
   }
@@ -86,7 +92,7 @@ class CudaBackend final : public DeviceBackend {
           batch_bytes_.push_back(bytes);
         } else {
           bytes = pinner.unpinned_from(from + at, end - at);
-          staging_.copy(device + at, from + at, bytes, stream_);
+          staging_.copy(device + at, from + at, bytes, stream());
         }
         at += bytes;
       }
@@ -96,12 +102,16 @@ class CudaBackend final : public DeviceBackend {
     attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
     std::size_t first = 0;
     check(cudaMemcpyBatchAsync(batch_to_.data(), batch_from_.data(), batch_bytes_.data(), batch_to_.size(), &attributes,
-                               &first, 1, stream_),
+                               &first, 1, stream()),
           "uploading the reference graph (cudaMemcpyBatchAsync)");
   }
 
   std::span<std::byte> patch_buffer(std::uint64_t bytes) override {
-    check(cudaStreamSynchronize(stream_), "waiting for the last mirror patch");
+    // The buffer is about to be rewritten: a patch held back for the setup launch goes
+    // now, and the device must be done reading it (it reads a held-back patch across the
+    // link, a copied one in its copy).
+    if (pending_.patch_groups != 0) launch_setup();
+    if (host_reads_pending_) wait("waiting for the last mirror patch");
     patch_staged_ = bytes > patch_host_.capacity();
     if (!patch_staged_) return {patch_host_.data(), bytes};
     // Too large for the page-locked buffer: packed into pageable memory and staged
@@ -117,7 +127,8 @@ class CudaBackend final : public DeviceBackend {
   void grow_patch_buffer() override {
     if (wanted_patch_bytes_ <= patch_host_.capacity()) return;
     make_current();
-    check(cudaStreamSynchronize(stream_), "waiting for the last mirror patch");
+    stream();
+    wait("waiting for the last mirror patch");
     patch_host_.reserve(wanted_patch_bytes_, "the mirror patch");
     wanted_patch_bytes_ = 0;
     patch_spill_.reset();
@@ -125,39 +136,60 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void apply_patch(const MirrorPatchLayout& layout) override {
+    if (!patch_staged_ && layout.bytes <= kHostReadPatchBytes) {
+      // Held back: the setup launch reads it from the page-locked buffer.
+      if (pending_.patch_groups != 0) launch_setup();
+      pending_.patch_groups = std::max(layout.kernel_groups(), 1u);
+      return;
+    }
     patch_.reserve(layout.bytes, "the mirror patch");
-    if (patch_staged_)
-      staging_.copy(patch_.as<void>(), patch_spill_.get(), layout.bytes, stream_);
-    else
-      check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data(), layout.bytes, cudaMemcpyHostToDevice, stream_),
+    if (patch_staged_) {
+      staging_.copy(patch_.as<void>(), patch_spill_.get(), layout.bytes, stream());
+    } else {
+      check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data(), layout.bytes, cudaMemcpyHostToDevice, stream()),
             "uploading the mirror patch");
+      host_reads_pending_ = true;
+    }
     check(cuda::launch_apply_patch(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
-                                   patch_.as<std::uint32_t>(), layout.kernel_groups(), stream_),
+                                   patch_.as<std::uint32_t>(), layout.kernel_groups(), stream()),
           "launching the mirror patch kernel");
   }
 
-  void finish_sync() override { check(cudaStreamSynchronize(stream_), "syncing the reference graph"); }
+  void finish_sync() override {
+    stream();
+    wait("syncing the reference graph");
+  }
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
     state_and_roots_.reserve((GCVM_STATE_ROOTS + std::max<std::size_t>(roots.size(), 1)) * sizeof(std::uint32_t),
                              "the level state and the roots");
     marks_.reserve(std::max<std::uint64_t>(mark_words, 1) * sizeof(std::uint32_t), "the mark bitmap");
-    const std::array<std::span<const std::byte>, 2> state_and_roots{std::as_bytes(std::span(initial_state_)),
-                                                                    std::as_bytes(roots)};
-    staging_.copy(state_and_roots_.as<void>(), state_and_roots, stream_);
     const std::uint64_t bytes = mark_words * sizeof(std::uint32_t);
     const std::uint64_t premarked_bytes = std::min<std::uint64_t>(premarked.size_bytes(), bytes);
     copy_in(marks_.as<void>(), premarked.data(), premarked_bytes);
-    check(cudaMemsetAsync(marks_.as<std::byte>() + premarked_bytes, 0, bytes - premarked_bytes, stream_),
-          "clearing the mark bitmap");
+    const std::uint64_t state_words = GCVM_STATE_ROOTS + roots.size();
+    if (state_words * sizeof(std::uint32_t) <= setup_host_.capacity()) {
+      // Held back for the setup launch, which reads the state and roots from here.
+      if (host_reads_pending_) wait("waiting for the last pause's setup");
+      auto* host = reinterpret_cast<std::uint32_t*>(setup_host_.data());
+      std::copy(initial_state_.begin(), initial_state_.end(), host);
+      std::copy(roots.begin(), roots.end(), host + GCVM_STATE_ROOTS);
+      pending_.copy_words = state_words;
+    } else {
+      const std::array<std::span<const std::byte>, 2> state_and_roots{std::as_bytes(std::span(initial_state_)),
+                                                                      std::as_bytes(roots)};
+      staging_.copy(state_and_roots_.as<void>(), state_and_roots, stream());
+    }
+    pending_.clear_from = premarked_bytes / sizeof(std::uint32_t);
+    pending_.clear_words = (bytes - premarked_bytes) / sizeof(std::uint32_t);
   }
 
   void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
     queues_[0].reserve(queue_bytes_, "a frontier queue");
     queues_[1].reserve(queue_bytes_, "a frontier queue");
     check(cuda::launch_bfs_seed(device_roots(), root_count, marks_.as<std::uint32_t>(),
-                                queues_[1].as<std::uint32_t>(), level_state(), groups, stream_),
+                                queues_[1].as<std::uint32_t>(), level_state(), groups, stream()),
           "launching the BFS seed kernel");
   }
 
@@ -178,28 +210,27 @@ class CudaBackend final : public DeviceBackend {
                                   launch.fallback_min_level,
                                   launch.expand_batches,
                                   launch.groups};
-    check(cuda::launch_bfs_level(args, stream_), "launching the BFS level kernel");
+    check(cuda::launch_bfs_level(args, stream()), "launching the BFS level kernel");
   }
 
   void snapshot_marks(std::uint64_t mark_words) override {
     const std::uint64_t bytes = std::max<std::uint64_t>(mark_words, 1) * sizeof(std::uint32_t);
     seen_.reserve(bytes, "the bitmap frontier's snapshot");
-    check(cudaMemcpyAsync(seen_.as<void>(), marks_.as<void>(), bytes, cudaMemcpyDeviceToDevice, stream_),
+    check(cudaMemcpyAsync(seen_.as<void>(), marks_.as<void>(), bytes, cudaMemcpyDeviceToDevice, stream()),
           "copying the mark bitmap for the bitmap frontier");
   }
 
   void launch_bfs_frontier(std::uint32_t level, std::uint64_t mark_words) override {
     check(cuda::launch_bfs_frontier(marks_.as<std::uint32_t>(), seen_.as<std::uint32_t>(),
                                     static_cast<std::uint32_t>(mark_words), queues_[level % 2].as<std::uint32_t>(),
-                                    level_state(), level, stream_),
+                                    level_state(), level, stream()),
           "launching the bitmap frontier kernel");
   }
 
   void begin_chunks(std::uint64_t capacity) override {
     chunk_capacity_ = static_cast<std::uint32_t>(std::max<std::uint64_t>(capacity, 1));
     chunks_.reserve(std::uint64_t{chunk_capacity_} * sizeof(std::uint64_t), "the chunk queue");
-    check(cudaMemsetAsync(chunks_.as<void>(), 0xFF, std::uint64_t{chunk_capacity_} * sizeof(std::uint64_t), stream_),
-          "clearing the chunk queue");
+    pending_.fill_words = std::uint64_t{chunk_capacity_} * 2;  // held back for the setup launch
   }
 
   std::vector<std::uint64_t> read_chunk_items(std::uint32_t from, std::uint32_t to) override {
@@ -211,9 +242,9 @@ class CudaBackend final : public DeviceBackend {
 
   void launch_bfs_async_seed(std::uint32_t root_count, std::uint32_t groups) override {
     queues_[0].reserve(queue_bytes_, "the async queue");
-    check(cudaMemsetAsync(queues_[0].as<void>(), 0xFF, queue_bytes_, stream_), "clearing the async queue");
+    check(cudaMemsetAsync(queues_[0].as<void>(), 0xFF, queue_bytes_, stream()), "clearing the async queue");
     check(cuda::launch_bfs_async_seed(device_roots(), root_count, marks_.as<std::uint32_t>(),
-                                      queues_[0].as<std::uint32_t>(), level_state(), groups, stream_),
+                                      queues_[0].as<std::uint32_t>(), level_state(), groups, stream()),
           "launching the async seed kernel");
   }
 
@@ -231,15 +262,15 @@ class CudaBackend final : public DeviceBackend {
                                   launch.fallback_threshold,
                                   launch.narrow_rounds,
                                   launch.groups};
-    check(cuda::launch_bfs_async(args, stream_), "launching the async mark kernel");
+    check(cuda::launch_bfs_async(args, stream()), "launching the async mark kernel");
   }
 
   std::vector<ObjectId> gather_async_queue(std::uint32_t tail, std::uint32_t capacity) override {
     gather_.reserve((std::size_t{capacity} + 1) * sizeof(std::uint32_t), "the async gather");
-    check(cudaMemsetAsync(gather_.as<void>(), 0, sizeof(std::uint32_t), stream_), "clearing the async gather count");
+    check(cudaMemsetAsync(gather_.as<void>(), 0, sizeof(std::uint32_t), stream()), "clearing the async gather count");
     const std::uint32_t groups = std::clamp<std::uint32_t>((tail + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE, 1, 4096);
     check(cuda::launch_async_gather(queues_[0].as<std::uint32_t>(), tail, gather_.as<std::uint32_t>(), capacity, groups,
-                                    stream_),
+                                    stream()),
           "launching the async gather kernel");
     std::uint32_t count = 0;
     copy_out(&count, gather_.as<void>(), sizeof(count), "reading the async gather count");
@@ -261,7 +292,7 @@ class CudaBackend final : public DeviceBackend {
                                  marks_.as<std::uint32_t>(), device_roots(), root_count,
                                  lane_pool_.as<std::uint32_t>(), lane_tables_.as<std::uint32_t>(), pool_chunks,
                                  table_chunks, level_state(), launch.flags, launch.wide_threshold,
-                                 launch.groups, stream_),
+                                 launch.groups, stream()),
           "launching the BFS lane kernel");
   }
 
@@ -287,20 +318,21 @@ class CudaBackend final : public DeviceBackend {
         {state.data(), level_state(), state.size() * sizeof(std::uint32_t)},
         {words, marks_.as<void>(), word_count * sizeof(std::uint64_t)},
     }};
-    readback_.read(reads, stream_, "reading the level state and the mark bitmap");
+    readback_.read(reads, stream(), "reading the level state and the mark bitmap");
+    host_reads_pending_ = false;  // the read waited for the stream
     return state;
   }
 
   void timer_start() override {
-    check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+    check(cudaEventRecord(start_, stream()), "cudaEventRecord");
     timer_ended_ = false;
   }
   void timer_end() override {
-    check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    check(cudaEventRecord(stop_, stream()), "cudaEventRecord");
     timer_ended_ = true;
   }
   double timer_stop_ms() override {
-    if (!timer_ended_) check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    if (!timer_ended_) check(cudaEventRecord(stop_, stream()), "cudaEventRecord");
     timer_ended_ = false;
     check(cudaEventSynchronize(stop_), "running the mark kernels");
     float ms = 0;
@@ -312,12 +344,12 @@ class CudaBackend final : public DeviceBackend {
     DeviceBuffer from, to;
     from.reserve(bytes, "the bandwidth probe");
     to.reserve(bytes, "the bandwidth probe");
-    check(cudaMemsetAsync(from.as<void>(), 1, bytes, stream_), "cudaMemset");
-    check(cudaMemcpyAsync(to.as<void>(), from.as<void>(), bytes, cudaMemcpyDeviceToDevice, stream_), "warm-up copy");
+    check(cudaMemsetAsync(from.as<void>(), 1, bytes, stream()), "cudaMemset");
+    check(cudaMemcpyAsync(to.as<void>(), from.as<void>(), bytes, cudaMemcpyDeviceToDevice, stream()), "warm-up copy");
     timer_start();
     constexpr int kCopies = 5;
     for (int i = 0; i < kCopies; ++i)
-      check(cudaMemcpyAsync(to.as<void>(), from.as<void>(), bytes, cudaMemcpyDeviceToDevice, stream_), "copy");
+      check(cudaMemcpyAsync(to.as<void>(), from.as<void>(), bytes, cudaMemcpyDeviceToDevice, stream()), "copy");
     const double ms = timer_stop_ms();
     return 2.0 * kCopies * static_cast<double>(bytes) / (ms / 1000);  // read + write
   }
@@ -336,11 +368,11 @@ class CudaBackend final : public DeviceBackend {
     tops_.reserve(std::max<std::size_t>(threads, 1) * sizeof(std::uint32_t), "the DFS stack tops");
     pool_.reserve(std::max<std::size_t>(pool_slots, 1) * sizeof(std::uint32_t), "the DFS donation pool");
     dfs_state_.reserve(GCVM_DFS_STATE_WORDS * sizeof(std::uint32_t), "the DFS state");
-    check(cudaMemsetAsync(storage_.as<void>(), 0xFF, vertices * sizeof(std::uint32_t), stream_),
+    check(cudaMemsetAsync(storage_.as<void>(), 0xFF, vertices * sizeof(std::uint32_t), stream()),
           "clearing the DFS stack storage");
-    check(cudaMemsetAsync(pool_.as<void>(), 0xFF, std::size_t{pool_slots} * sizeof(std::uint32_t), stream_),
+    check(cudaMemsetAsync(pool_.as<void>(), 0xFF, std::size_t{pool_slots} * sizeof(std::uint32_t), stream()),
           "clearing the DFS pool");
-    check(cudaMemsetAsync(dfs_state_.as<void>(), 0, GCVM_DFS_STATE_WORDS * sizeof(std::uint32_t), stream_),
+    check(cudaMemsetAsync(dfs_state_.as<void>(), 0, GCVM_DFS_STATE_WORDS * sizeof(std::uint32_t), stream()),
           "clearing the DFS state");
     chunk_table_.reserve(GCVM_DFS_CHUNK_SLOTS * sizeof(std::uint64_t), "the DFS chunk table");
     free_chunk_slots_.assign(GCVM_DFS_CHUNK_SLOTS, std::uint64_t{GCVM_DFS_NO_VERTEX} << 32);
@@ -350,7 +382,7 @@ class CudaBackend final : public DeviceBackend {
   void launch_dfs_seed(std::uint32_t root_count, const DfsLaunch& launch) override {
     check(cuda::launch_dfs_seed(device_roots(), root_count, marks_.as<std::uint32_t>(),
                                 storage_.as<std::uint32_t>(), tops_.as<std::uint32_t>(), launch.flags, launch.groups,
-                                stream_),
+                                stream()),
           "launching the DFS seed kernel");
   }
 
@@ -361,7 +393,7 @@ class CudaBackend final : public DeviceBackend {
                                 dfs_state_.as<std::uint32_t>(), index, launch.flags, launch.local_stack,
                                 launch.wide_threshold, launch.pool_slots, launch.chunk_edges,
                                 launch.rounds_per_launch, launch.steps, launch.groups};
-    check(cuda::launch_dfs_run(args, stream_), "launching the DFS run kernel");
+    check(cuda::launch_dfs_run(args, stream()), "launching the DFS run kernel");
   }
 
   std::vector<std::uint32_t> read_dfs_state() override {
@@ -380,9 +412,9 @@ class CudaBackend final : public DeviceBackend {
 
   std::optional<std::vector<ObjectId>> gather_dfs_stacks(std::uint32_t groups, std::uint32_t capacity) override {
     gather_.reserve((std::size_t{capacity} + 1) * sizeof(std::uint32_t), "the DFS fallback gather");
-    check(cudaMemsetAsync(gather_.as<void>(), 0, sizeof(std::uint32_t), stream_), "clearing the DFS gather count");
+    check(cudaMemsetAsync(gather_.as<void>(), 0, sizeof(std::uint32_t), stream()), "clearing the DFS gather count");
     check(cuda::launch_dfs_gather(storage_.as<std::uint32_t>(), tops_.as<std::uint32_t>(), gather_.as<std::uint32_t>(),
-                                  capacity, groups, stream_),
+                                  capacity, groups, stream()),
           "launching the DFS gather kernel");
     std::uint32_t count = 0;
     copy_out(&count, gather_.as<void>(), sizeof(count), "reading the DFS gather count");
@@ -402,18 +434,18 @@ class CudaBackend final : public DeviceBackend {
     marks_.reserve(std::max<std::uint64_t>(bytes, 4), "the mark bitmap");
     const std::uint64_t premarked_bytes = std::min<std::uint64_t>(premarked.size_bytes(), bytes);
     copy_in(marks_.as<void>(), premarked.data(), premarked_bytes);
-    check(cudaMemsetAsync(marks_.as<std::byte>() + premarked_bytes, 0, bytes - premarked_bytes, stream_),
+    check(cudaMemsetAsync(marks_.as<std::byte>() + premarked_bytes, 0, bytes - premarked_bytes, stream()),
           "clearing the mark bitmap");
     sent_.reserve(std::max<std::uint64_t>(setup.sent_words, 1) * sizeof(std::uint32_t), "the sent filter");
-    check(cudaMemsetAsync(sent_.as<void>(), 0, setup.sent_words * sizeof(std::uint32_t), stream_),
+    check(cudaMemsetAsync(sent_.as<void>(), 0, setup.sent_words * sizeof(std::uint32_t), stream()),
           "clearing the sent filter");
     outbox_.reserve(std::max<std::uint64_t>(setup.outbox_entries, 1) * sizeof(std::uint32_t), "the outbox");
     queues_[0].reserve(queue_bytes_, "a frontier queue");
     queues_[1].reserve(queue_bytes_, "a frontier queue");
     part_state_.reserve(GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), "the partition state");
-    check(cudaMemsetAsync(part_state_.as<void>(), 0, GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), stream_),
+    check(cudaMemsetAsync(part_state_.as<void>(), 0, GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), stream()),
           "clearing the partition state");
-    check(cudaStreamSynchronize(stream_), "preparing the partition");
+    check(cudaStreamSynchronize(stream()), "preparing the partition");
   }
 
   void reserve_partition_inbox(std::uint64_t entries) override {
@@ -432,12 +464,12 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void launch_partition_claim(std::uint32_t queue, std::uint32_t count, std::uint32_t groups) override {
-    check(cuda::launch_partition_claim(partition_args(groups), inbox_.as<std::uint32_t>(), count, queue, stream_),
+    check(cuda::launch_partition_claim(partition_args(groups), inbox_.as<std::uint32_t>(), count, queue, stream()),
           "launching the partition claim kernel");
   }
 
   void launch_partition_scan(std::uint32_t round, std::uint32_t groups) override {
-    check(cuda::launch_partition_scan(partition_args(groups), round, stream_), "launching the partition scan kernel");
+    check(cuda::launch_partition_scan(partition_args(groups), round, stream()), "launching the partition scan kernel");
   }
 
   std::vector<std::uint32_t> read_partition_state() override {
@@ -447,7 +479,7 @@ class CudaBackend final : public DeviceBackend {
   }
 
   PartitionBuffers partition_buffers() override {
-    return {outbox_.as<void>(), inbox_.as<void>(), static_cast<void*>(stream_), device_};
+    return {outbox_.as<void>(), inbox_.as<void>(), static_cast<void*>(stream()), device_};
   }
 
  private:
@@ -458,11 +490,46 @@ class CudaBackend final : public DeviceBackend {
             static_cast<std::uint32_t>(vertices_), outbox_.as<std::uint32_t>(), part_state_.as<std::uint32_t>(),
             groups};
   }
+  /// The stream, for enqueueing anything: the pause's setup that is held back
+  /// (pending_) is launched first, so every operation comes after it, as enqueued.
+  cudaStream_t stream() {
+    if (!pending_.empty()) launch_setup();
+    return stream_;
+  }
+  /// Launches what is held back as one setup launch (kernels/cuda/launchers.hpp,
+  /// PauseSetupArgs), its buffers as they are now.
+  void launch_setup() {
+    const PendingSetup p = std::exchange(pending_, PendingSetup{});
+    const std::uint64_t widest = std::max({p.copy_words, p.clear_words, p.fill_words});
+    const std::uint64_t needed = (widest + kSetupWordsPerGroup - 1) / kSetupWordsPerGroup;
+    const auto groups = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(std::max<std::uint64_t>(p.patch_groups, needed), 1, GCVM_PATCH_MAX_GROUPS));
+    const cuda::PauseSetupArgs args{begin_.as<std::uint64_t>(),
+                                    degree_.as<std::uint32_t>(),
+                                    edges_.as<std::uint32_t>(),
+                                    p.patch_groups != 0 ? reinterpret_cast<const std::uint32_t*>(patch_host_.data())
+                                                        : nullptr,
+                                    level_state(),
+                                    reinterpret_cast<const std::uint32_t*>(setup_host_.data()),
+                                    p.copy_words,
+                                    marks_.as<std::uint32_t>() + p.clear_from,
+                                    p.clear_words,
+                                    chunks_.as<std::uint32_t>(),
+                                    p.fill_words};
+    check(cuda::launch_pause_setup(args, groups, stream_), "launching the pause setup kernel");
+    host_reads_pending_ = host_reads_pending_ || p.patch_groups != 0 || p.copy_words != 0;
+  }
+  /// Waits for everything launched (not for what is held back).
+  void wait(const char* what) {
+    check(cudaStreamSynchronize(stream_), what);
+    host_reads_pending_ = false;
+  }
   void copy_in(void* to, const void* from, std::size_t bytes) {
-    if (bytes != 0) staging_.copy(to, from, bytes, stream_);
+    if (bytes != 0) staging_.copy(to, from, bytes, stream());
   }
   void copy_out(void* to, const void* from, std::size_t bytes, const char* what) {
-    readback_.read(to, from, bytes, stream_, what);
+    readback_.read(to, from, bytes, stream(), what);
+    host_reads_pending_ = false;  // the read waited for the stream
   }
   std::uint32_t* level_state() const { return state_and_roots_.as<std::uint32_t>(); }
   const std::uint32_t* device_roots() const { return level_state() + GCVM_STATE_ROOTS; }
@@ -472,7 +539,34 @@ class CudaBackend final : public DeviceBackend {
 
   DeviceInfo info_;
   int device_;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;  // enqueue through stream()
+  /// A pause's small setup steps, held back to go in one launch (stream()): the mirror
+  /// patch read from patch_host_ (patch_groups != 0), the level state and roots read
+  /// from setup_host_, the mark bitmap's words from clear_from cleared, the chunk
+  /// queue's items emptied. On the H200 the same steps as two copies, two fills and a
+  /// launch cost the pause's thread 60-90 µs after the program had run.
+  struct PendingSetup {
+    std::uint32_t patch_groups = 0;
+    std::uint64_t copy_words = 0;
+    std::uint64_t clear_from = 0;
+    std::uint64_t clear_words = 0;
+    std::uint64_t fill_words = 0;
+    bool empty() const { return patch_groups == 0 && copy_words == 0 && clear_words == 0 && fill_words == 0; }
+  };
+  PendingSetup pending_;
+  /// A launched copy or setup reads patch_host_ or setup_host_: wait before rewriting them.
+  bool host_reads_pending_ = false;
+  PinnedBuffer setup_host_;  // the level state and the roots, read by the setup launch
+  /// Patches up to this size are read by the setup launch across the link rather than
+  /// copied first: the pause's patches (a few KiB) cost one launch instead of a copy and
+  /// a launch; large ones (a refresh after a burst of stores) go at the copy's speed.
+  /// Page-locked at start-up: the level state and up to about 64 Ki roots (more go
+  /// through the staging buffers).
+  static constexpr std::size_t kSetupHostBytes = std::size_t{256} << 10;
+  static constexpr std::uint64_t kHostReadPatchBytes = std::uint64_t{256} << 10;
+  /// Words of one buffer a setup group covers (so a 64 MiB heap's mark bitmap, 64 Ki
+  /// words, takes 32 groups).
+  static constexpr std::uint64_t kSetupWordsPerGroup = 8 * GCVM_GROUP_SIZE;
   PinnedStaging staging_;
   PinnedReadback readback_;
   cudaEvent_t start_ = nullptr;

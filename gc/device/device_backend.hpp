@@ -210,7 +210,10 @@ class DeviceBackend {
   /// pause). The default does nothing.
   virtual void grow_patch_buffer() {}
   /// Enqueues one copy of the first layout.bytes of the patch buffer and the one
-  /// kernel launch that applies every section of it.
+  /// kernel launch that applies every section of it. A backend may hold a small patch
+  /// back and apply it, read from the page-locked buffer, in one launch with begin_mark's
+  /// and begin_chunks' steps before whatever it enqueues next (the CUDA backend's pause
+  /// setup); either way it is applied before anything enqueued after it.
   virtual void apply_patch(const MirrorPatchLayout& layout) = 0;
   /// Waits until every enqueued upload and patch is applied.
   virtual void finish_sync() = 0;
@@ -219,6 +222,8 @@ class DeviceBackend {
   /// Uploads the cleared level state and the roots with one copy (they share a
   /// buffer: mark_layout.h, GCVM_STATE_ROOTS) and sets the mark bitmap (`mark_words`
   /// 32-bit words) to `premarked` (64-bit words, MarkRequest::premarked; zero beyond it).
+  /// The copy of the state and roots and the clearing may be held back as apply_patch's
+  /// may (with the same guarantee).
   virtual void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                           std::span<const std::uint64_t> premarked) = 0;
   virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;

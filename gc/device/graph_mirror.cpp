@@ -32,7 +32,8 @@ std::vector<std::pair<std::string, double>> MirrorSyncStats::details() const {
       {"sync_fill_ms", fill_ms},
       {"sync_pack_ms", pack_ms},
       {"sync_ms", ms},
-      {"sync_gbps", ms > 0 ? static_cast<double>(bytes) / (ms * 1e6) : 0.0},
+      {"sync_waited", waited ? 1.0 : 0.0},
+      {"sync_gbps", waited && ms > 0 ? static_cast<double>(bytes) / (ms * 1e6) : 0.0},
   };
 }
 
@@ -53,6 +54,7 @@ MirrorSyncStats& MirrorSyncStats::operator+=(const MirrorSyncStats& other) {
   fill_ms += other.fill_ms;
   pack_ms += other.pack_ms;
   ms += other.ms;
+  waited = waited && other.waited;
   return *this;
 }
 
@@ -80,7 +82,7 @@ GraphMirror::GraphMirror(DeviceBackend& backend) : backend_(backend) {}
 
 GraphMirror::~GraphMirror() = default;
 
-MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) {
+MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, SyncEnd end) {
   const Stopwatch clock;
   MirrorSyncStats stats;
   graph.pin_with(backend_.host_pinner());
@@ -111,7 +113,10 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes) 
   backend_.reserve_graph(vertex_count, edge_count, full ? 0 : vertices_, full ? 0 : edges_);
   send(graph, plan, pool, GraphAccess::Exclusive, stats);
   stats.pack_ms = pack_clock.elapsed_ms();
-  backend_.finish_sync();
+  bool direct = false;
+  for (const auto& ranges : plan.direct) direct = direct || !ranges.empty();
+  stats.waited = end == SyncEnd::Wait || direct;
+  if (stats.waited) backend_.finish_sync();
   if (changes != nullptr) {
     changes->clear();
     generation_ = changes->generation();

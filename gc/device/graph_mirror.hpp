@@ -52,6 +52,13 @@
 
 namespace gcvm {
 
+/// How a sync ends. `Wait`: when it returns, the device holds the graph. `BeforeNextLaunch`
+/// (a mark's pause): a sync that only patches returns once the patch is enqueued, or held
+/// back by the backend for its pause setup launch, and the device applies it before
+/// anything enqueued after it, so the mark's first launch sees the graph; a sync that
+/// copies runs straight from the host arrays still waits (its time is the link's).
+enum class SyncEnd { Wait, BeforeNextLaunch };
+
 struct MirrorSyncStats {
   bool full = false;
   std::uint64_t changed_bytes = 0;  // graph entries that changed (and the grown tail), in bytes
@@ -68,7 +75,8 @@ struct MirrorSyncStats {
   double patch_buffer_ms = 0;       // waiting for and (re)allocating the host patch buffer
   double fill_ms = 0;               // writing the patch
   double pack_ms = 0;               // all of the above and issuing the copies
-  double ms = 0;                    // the whole sync
+  double ms = 0;                    // the whole sync (its host part when it did not wait)
+  bool waited = true;               // for the device to apply it (SyncEnd)
 
   /// Adds another device's sync of the same collection (a partitioned mirror): counts
   /// and times summed, `full` if either was, the most threads of either.
@@ -103,7 +111,7 @@ class GraphMirror {
 
   /// Brings the device copy up to date with `graph`. `changes` is the graph's change
   /// record (cleared here), or null when unknown.
-  MirrorSyncStats sync(const RefGraph& graph, GraphChanges* changes);
+  MirrorSyncStats sync(const RefGraph& graph, GraphChanges* changes, SyncEnd end = SyncEnd::Wait);
 
   /// Outside the pause, on the refreshing thread (mirror_refresher.hpp), while the
   /// mutator goes on storing into `graph`: sends the changes of the entries the device

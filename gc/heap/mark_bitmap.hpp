@@ -18,6 +18,9 @@ class MarkBitmap {
  public:
   /// Clears the bitmap and sizes it for `blocks` blocks.
   void reset(std::uint32_t blocks) { words_.assign(blocks, 0); }
+  /// Sizes the bitmap for `blocks` blocks and leaves its words as they are, for a caller
+  /// that writes every word (a device marker's download): no pass over the words.
+  void resize_for_overwrite(std::uint32_t blocks) { words_.resize(blocks); }
   /// Sizes the bitmap for `blocks` blocks with the bits of `initial` set (words beyond
   /// `initial` clear; `initial` no longer than `blocks`).
   void reset(std::uint32_t blocks, std::span<const std::uint64_t> initial) {

@@ -150,7 +150,7 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
                                                   const MarkRequest& request, bool allow_fallback) {
   Pause pause;
   const DeviceInfo& info = backend.info();
-  pause.sync = mirror.sync(request.graph, request.changes);
+  pause.sync = mirror.sync(request.graph, request.changes, SyncEnd::BeforeNextLaunch);
 
   BfsLaunch& launch = pause.launch;
   const bool fallback = allow_fallback && options_.fallback_threshold != 0;
@@ -212,8 +212,9 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   };
   // A check that should be the last (one launch, or levels mode's first batch when it
   // is as deep as the last collection) reads the marks with the state, in one wait;
-  // marks read at a check that was not the last are read again at the end.
-  out.reset(pause.block_count);
+  // marks read at a check that was not the last are read again at the end. Every word
+  // of `out` is downloaded, so it is not cleared first.
+  out.resize_for_overwrite(pause.block_count);
   bool marks_read = false;
   auto check = [&](bool last_expected) {
     backend.timer_end();
@@ -243,16 +244,24 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   } else {
     backend.launch_bfs_seed(root_count, seed_groups);
     std::uint32_t level = 1;
-    // auto: the first check after as many levels as the last levels collection needed
-    // to finish (a heap's depth changes little from one collection to the next, and
-    // every level enqueued past the last one is an empty launch), with a margin when
-    // launches expand (their number moves with the heap's narrow levels), then batches
-    // of 1, 2, 4, ...; the first check should then be the last.
+    // auto: the first check after as many levels as the last levels collection of the
+    // same kind (launches that expand need fewer than those that do not: queue=auto's
+    // depth probes) needed to finish, or the other kind when none ran yet (a heap's
+    // depth changes little from one collection to the next, and every level enqueued
+    // past the last one is an empty launch), with a margin when launches expand (their
+    // number moves with the heap's narrow levels), then batches of 1, 2, 4, ...; the
+    // first check should then be the last. With nothing to go by (or more levels than a
+    // batch), batches from kUnpredictedFirstBatch (or the most a batch holds) that
+    // double after each check.
     const bool auto_batch = options_.levels_per_check == 0;
-    const std::uint32_t margin = launch.expand_batches != 0 ? kExpandedLaunchMargin : 0;
+    const bool expanding = launch.expand_batches != 0;
+    const std::uint32_t last_needed =
+        levels_last_needed_[expanding] != 0 ? levels_last_needed_[expanding] : levels_last_needed_[!expanding];
+    const std::uint32_t margin = expanding ? kExpandedLaunchMargin : 0;
+    const bool predicted = auto_batch && last_needed != 0 && last_needed <= GCVM_MAX_LEVEL_BATCH;
     std::uint32_t batch = !auto_batch ? options_.levels_per_check
-                                      : std::clamp<std::uint32_t>(levels_last_needed_ + margin, 1, GCVM_MAX_LEVEL_BATCH);
-    const bool predicted = auto_batch && levels_last_needed_ != 0 && levels_last_needed_ <= GCVM_MAX_LEVEL_BATCH;
+                          : last_needed == 0 ? kUnpredictedFirstBatch
+                                             : std::min<std::uint32_t>(last_needed + margin, GCVM_MAX_LEVEL_BATCH);
     host_checks = 0;
     // A launch that leaves its winners in the bitmap starts from a snapshot of it,
     // which the frontier kernel after such a launch brings up to date.
@@ -277,7 +286,8 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL || state[GCVM_STATE_OVERFLOW] != 0) break;
       const auto [chunk_from, chunk_to] = chunk_backlog();
       if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0 && chunk_from == chunk_to) break;
-      if (auto_batch) batch = host_checks == 1 ? 1 : std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
+      if (auto_batch)
+        batch = predicted && host_checks == 1 ? 1 : std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
     }
     const std::uint32_t launches_run = state[GCVM_STATE_LEVELS_RUN];
     if (launch.expand_batches == 0) depth_last_counted_ = launches_run;  // one launch a BFS level
@@ -288,7 +298,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       for (std::uint32_t l = 1; l <= launches_run + 1; ++l) last_queue_counts_.push_back(state[GCVM_STATE_COUNT + l]);
     const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
     // A fallback is decided by the level after the last that ran, which must be launched.
-    levels_last_needed_ = fallback_level != GCVM_NO_LEVEL ? fallback_level : launches_run;
+    levels_last_needed_[expanding] = fallback_level != GCVM_NO_LEVEL ? fallback_level : launches_run;
     if (fallback_level != GCVM_NO_LEVEL && state[GCVM_STATE_OVERFLOW] == 0) {
       fallback = true;
       const Stopwatch queue_clock;

@@ -67,6 +67,7 @@
 #pragma once
 
 #include <chrono>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -164,6 +165,12 @@ class GpuBfsMarker final : public Marker {
   /// time and a second check 30-50 µs (H200: GCBench's kernels 0.19-0.21 ms with two
   /// checks, 0.14 with one).
   static constexpr std::uint32_t kExpandedLaunchMargin = 2;
+  /// Launches before the first check when nothing predicts the depth (the first
+  /// collection, a depth probe before any was counted), and the batches double after
+  /// each check: an empty launch costs a few µs of device time, a check a wait of
+  /// 20-40 µs and a device idle while the host launches the next batch (H200: GCBench's
+  /// first probe, 17 launches, checked after 1, 2, 3, 5, 9 and 17, took 0.6-0.7 ms).
+  static constexpr std::uint32_t kUnpredictedFirstBatch = 8;
   /// frontier=auto: a launch leaves its winners in the bitmap when its queue or the
   /// next held, in the last levels collection, at least one object in
   /// kBitmapFrontierShare of the heap's slots and at least this many: building a queue
@@ -178,7 +185,9 @@ class GpuBfsMarker final : public Marker {
   GpuBfsMarkerOptions options_;
   std::uint64_t collections_ = 0;
   std::uint32_t depth_last_counted_ = 0;  // BFS levels of the last levels collection without expansion
-  std::uint32_t levels_last_needed_ = 0;  // level launches that finished the last levels collection
+  /// Level launches that finished the last levels collection whose launches expanded
+  /// ([1]) or did not ([0]: levels mode with expand=off, queue=auto's depth probes).
+  std::array<std::uint32_t, 2> levels_last_needed_{};
   std::vector<std::uint32_t> last_queue_counts_;  // queue sizes of the last levels collection, by launch
   DeviceSession session_;
 };

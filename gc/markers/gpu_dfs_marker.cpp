@@ -123,7 +123,7 @@ constexpr std::size_t kNarrowStartRoots = 4096;
 GpuDfsMarker::Pause GpuDfsMarker::begin_on_device(DeviceBackend& backend, GraphMirror& mirror,
                                                   const MarkRequest& request) {
   Pause pause;
-  pause.sync = mirror.sync(request.graph, request.changes);
+  pause.sync = mirror.sync(request.graph, request.changes, SyncEnd::BeforeNextLaunch);
 
   DfsLaunch& launch = pause.launch;
   launch.flags = (options_.checked_atomics ? GCVM_DFS_CHECKED : 0u) | (options_.vector_loads ? GCVM_DFS_VECTOR : 0u) |
@@ -206,7 +206,7 @@ MarkStats GpuDfsMarker::finish_on_device(DeviceBackend& backend, const Pause& pa
       std::uint64_t{state[GCVM_DFS_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_DFS_STATE_EDGES_LO + 1]} << 32);
 
   const Stopwatch download_clock;
-  out.reset(pause.block_count);
+  out.resize_for_overwrite(pause.block_count);  // every word is downloaded
   backend.read_marks(out.words().data(), pause.block_count);
   const double download_ms = download_clock.elapsed_ms();
 

@@ -1,5 +1,6 @@
 /* Device memory helpers shared by the backends, in the dialect of portable.h: the
- * kernel that applies a mirror patch, and a fill. The OpenCL backend fills with
+ * kernel that applies a mirror patch, a fill and a copy (which the CUDA backend's
+ * pause setup, kernels/cuda/mark_kernels.cu, runs together in one launch). The OpenCL backend fills with
  * this kernel rather than clEnqueueFillBuffer, whose built-in kernel PoCL 5's CPU
  * device fails to compile (an assertion in its work-group compiler, seen on the GPU
  * machine's Ubuntu 24.04 PoCL 5.0).
@@ -84,6 +85,13 @@ GCVM_DEVICE void gcvm_fill_words(GCVM_GLOBAL gcvm_u32* words, gcvm_u64 count, gc
   const gcvm_u64 stride = (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE;
   for (gcvm_u64 i = (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE + GCVM_LOCAL_ID(); i < count; i += stride)
     words[i] = (i & 1u) != 0u ? odd : even;
+}
+
+/* Copies `count` words from `from` to `to`, the grid's threads side by side. */
+GCVM_DEVICE void gcvm_copy_words(GCVM_GLOBAL gcvm_u32* to, const GCVM_GLOBAL gcvm_u32* from, gcvm_u64 count) {
+  const gcvm_u64 stride = (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE;
+  for (gcvm_u64 i = (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE + GCVM_LOCAL_ID(); i < count; i += stride)
+    to[i] = from[i];
 }
 
 #endif

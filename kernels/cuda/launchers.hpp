@@ -74,6 +74,26 @@ cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* de
 cudaError_t launch_apply_patch(std::uint64_t* begin, std::uint32_t* degree, std::uint32_t* edges,
                                const std::uint32_t* patch, std::uint32_t groups, cudaStream_t stream);
 
+/// One launch that does a pause's small setup steps together: applies the mirror patch
+/// at `patch` (none when null; the patch may lie in page-locked host memory, which the
+/// kernel reads across the link), copies `copy_words` words from `copy_from` (host
+/// memory likewise) to `copy_to`, clears `clear_words` words at `clear` and sets
+/// `fill_words` words at `fill` to all ones. The four write disjoint buffers.
+struct PauseSetupArgs {
+  std::uint64_t* begin;
+  std::uint32_t* degree;
+  std::uint32_t* edges;
+  const std::uint32_t* patch;
+  std::uint32_t* copy_to;
+  const std::uint32_t* copy_from;
+  std::uint64_t copy_words;
+  std::uint32_t* clear;
+  std::uint64_t clear_words;
+  std::uint32_t* fill;
+  std::uint64_t fill_words;
+};
+cudaError_t launch_pause_setup(const PauseSetupArgs& args, std::uint32_t groups, cudaStream_t stream);
+
 /// Groups of GCVM_GROUP_SIZE threads of the BFS level kernel that fit on one SM.
 int bfs_level_groups_per_sm();
 

@@ -81,6 +81,16 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
   gcvm_apply_patch(begin, degree, edges, patch);
 }
 
+/* A pause's setup in one launch (launchers.hpp, PauseSetupArgs): each step writes its
+ * own buffer, so the groups stride over all of them in one pass, no barriers. */
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE) pause_setup_kernel(PauseSetupArgs a) {
+  if (a.patch != nullptr)
+    gcvm_apply_patch(reinterpret_cast<gcvm_u64*>(a.begin), a.degree, a.edges, a.patch);
+  gcvm_copy_words(a.copy_to, a.copy_from, a.copy_words);
+  gcvm_fill_words(a.clear, a.clear_words, 0u, 0u);
+  gcvm_fill_words(a.fill, a.fill_words, 0xFFFFFFFFu, 0xFFFFFFFFu);
+}
+
 }  // namespace
 
 cudaError_t launch_bfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
@@ -148,6 +158,11 @@ cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* de
 cudaError_t launch_apply_patch(std::uint64_t* begin, std::uint32_t* degree, std::uint32_t* edges,
                                const std::uint32_t* patch, std::uint32_t groups, cudaStream_t stream) {
   apply_patch_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(reinterpret_cast<gcvm_u64*>(begin), degree, edges, patch);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_pause_setup(const PauseSetupArgs& args, std::uint32_t groups, cudaStream_t stream) {
+  pause_setup_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(args);
   return cudaGetLastError();
 }
 

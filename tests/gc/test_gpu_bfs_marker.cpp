@@ -571,6 +571,56 @@ TEST_CASE("gpu-bfs levels mode: the first batch, sized from the last collection,
   }
 }
 
+TEST_CASE("gpu-bfs levels mode: with nothing to predict the depth, the first check comes after 8 launches and "
+          "the batches double") {
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    // 300 levels a launch each: checks after 8, 24, 56, 120, 184, 248 and 312 launches
+    // (one launch more than a batch of 1, 2, 4, ... would have needed 11 checks for).
+    auto lists = test::build("lists:8x300");
+    const MarkRequest deep{lists.heap->graph(), lists.builder->roots(), lists.heap->blocks().high_water()};
+    GpuBfsMarker levels(
+        GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=off", "expand=off"}), device));
+    CHECK(check_same_as_serial(deep, levels).detail("host_checks") == 7.0);
+    // A shallow heap: one check, as deep as the first batch.
+    auto shallow = test::build("vp-array");
+    const MarkRequest request{shallow.heap->graph(), shallow.builder->roots(), shallow.heap->blocks().high_water()};
+    for (const char* expand : {"expand=off", "expand=32"}) {
+      CAPTURE(expand);
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=off", expand}), device));
+      CHECK(check_same_as_serial(request, gpu).detail("host_checks") == 1.0);
+    }
+  }
+}
+
+TEST_CASE("gpu-bfs with more roots than the pause setup's page-locked buffer holds, and premarked objects") {
+  auto built = test::build("random:300000:3");
+  const Heap& heap = *built.heap;
+  // 80,000 roots (the setup buffer holds the level state and about 64 Ki roots; the
+  // rest go through the staging copies), and the first quarter of the blocks premarked
+  // as a young collection's mature objects are.
+  std::vector<ObjectId> roots;
+  heap.for_each_object([&](ObjectId id) {
+    if (roots.size() < 80000 && id % 3 == 0) roots.push_back(id);
+  });
+  REQUIRE(roots.size() == 80000);
+  std::vector<std::uint64_t> premarked(heap.blocks().high_water() / 4);
+  for (std::uint32_t b = 0; b < premarked.size(); ++b) premarked[b] = heap.blocks().alloc_word(b);
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const std::span<const std::uint64_t> premark : {std::span<const std::uint64_t>(), std::span<const std::uint64_t>(premarked)}) {
+      CAPTURE(premark.size());
+      const MarkRequest request{heap.graph(), roots, heap.blocks().high_water(), nullptr, premark};
+      GpuBfsMarker levels(GpuBfsMarkerOptions::parse(options_of({"queue=levels"}), device));
+      GpuBfsMarker async(GpuBfsMarkerOptions::parse(options_of({"queue=async"}), device));
+      for (int collection = 0; collection < 2; ++collection) {
+        check_same_as_serial(request, levels);
+        check_same_as_serial(request, async);
+      }
+    }
+  }
+}
+
 TEST_CASE("gpu-bfs keeps its device mirror exact across mutations and sweeps") {
   for (const std::string& device : test::test_devices()) {
     for (auto mode : {RefGraphMode::Barrier, RefGraphMode::Rebuild}) {

@@ -77,8 +77,11 @@ struct MirrorFixture {
 /// segment at most (mirror_plan.hpp).
 constexpr double kTableBytes = MirrorPatchLayout::section_table_bytes(1);
 
-/// Checks the byte bound of a sync that was not a full upload.
+/// Checks the byte bound of a sync that was not a full upload, and that a pause's sync
+/// waits for the device exactly when it copied runs straight from the host arrays (a
+/// patch alone is applied before the mark's first launch; SyncEnd::BeforeNextLaunch).
 void check_bound(const CollectionStats& stats) {
+  CHECK(detail(stats, "sync_waited") == (detail(stats, "sync_direct_bytes") > 0 ? 1.0 : 0.0));
   if (detail(stats, "sync_full") != 0) return;
   CHECK(detail(stats, "sync_bytes") <= 2 * detail(stats, "sync_changed_bytes") + kTableBytes);
 }
@@ -205,7 +208,9 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
       MirrorFixture f(device, mode);
       std::mt19937_64 rng(99);
       const ObjectId array = f.chain_array(30000);
-      CHECK(detail(f.collect(), "sync_full") == 1);  // the first sync uploads everything
+      const CollectionStats first = f.collect();
+      CHECK(detail(first, "sync_full") == 1);  // the first sync uploads everything
+      check_bound(first);  // it waits for its copies from the host arrays
 
       // Edges rewired back and forth between syncs (A -> B -> A) and across them.
       for (int round = 0; round < 3; ++round) {
@@ -226,6 +231,10 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
       CHECK(detail(sparse, "sync_full") == 0);
       CHECK(detail(sparse, "sync_edge_pairs") > 0);
       CHECK(detail(sparse, "sync_bytes") <= 2 * 300 * 4 + kTableBytes);
+      // A patch alone is applied before the mark's first launch, without a wait.
+      CHECK(detail(sparse, "sync_direct_bytes") == 0);
+      CHECK(detail(sparse, "sync_waited") == 0);
+      CHECK(detail(sparse, "sync_gbps") == 0);
 
       // Drop half the nodes, collect (their slots are freed), then allocate into the
       // reused slots: only the reused slots' vertices and edges cross the link.
