@@ -557,13 +557,15 @@ class CudaBackend final : public DeviceBackend {
   /// A launched copy or setup reads patch_host_ or setup_host_: wait before rewriting them.
   bool host_reads_pending_ = false;
   PinnedBuffer setup_host_;  // the level state and the roots, read by the setup launch
-  /// Patches up to this size are read by the setup launch across the link rather than
-  /// copied first: the pause's patches (a few KiB) cost one launch instead of a copy and
-  /// a launch; large ones (a refresh after a burst of stores) go at the copy's speed.
   /// Page-locked at start-up: the level state and up to about 64 Ki roots (more go
   /// through the staging buffers).
   static constexpr std::size_t kSetupHostBytes = std::size_t{256} << 10;
-  static constexpr std::uint64_t kHostReadPatchBytes = std::uint64_t{256} << 10;
+  /// Patches up to this size are read by the setup launch across the link rather than
+  /// copied first: the pause's patches (2-25 KiB on GCBench and binary-trees with the
+  /// refresher at 100 µs) cost one launch instead of a copy and a launch; larger ones (a
+  /// refresh after a burst of stores) go at the copy's speed (the kernel's reads across
+  /// the link are slower than a copy, and a pause waits for a refresh in progress).
+  static constexpr std::uint64_t kHostReadPatchBytes = std::uint64_t{32} << 10;
   /// Words of one buffer a setup group covers (so a 64 MiB heap's mark bitmap, 64 Ki
   /// words, takes 32 groups).
   static constexpr std::uint64_t kSetupWordsPerGroup = 8 * GCVM_GROUP_SIZE;
