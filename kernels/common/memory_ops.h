@@ -1,9 +1,9 @@
 /* Device memory helpers shared by the backends, in the dialect of portable.h: the
- * kernel that applies a mirror patch, a fill and a copy (which the CUDA backend's
- * pause setup, kernels/cuda/mark_kernels.cu, runs together in one launch). The OpenCL backend fills with
- * this kernel rather than clEnqueueFillBuffer, whose built-in kernel PoCL 5's CPU
- * device fails to compile (an assertion in its work-group compiler, seen on the GPU
- * machine's Ubuntu 24.04 PoCL 5.0).
+ * kernel that applies a mirror patch, a fill and a copy (the CUDA backend's pause
+ * setup, kernels/cuda/mark_kernels.cu, runs all three in one launch). The OpenCL
+ * backend fills with this kernel rather than clEnqueueFillBuffer, whose built-in
+ * kernel PoCL 5's CPU device fails to compile (an assertion in its work-group
+ * compiler, seen on the GPU machine's Ubuntu 24.04 PoCL 5.0).
  *
  * A mirror patch (patch_layout.h) describes itself: its section table says where its
  * edge pairs (of every segment), vertex records and runs (into all three arrays) lie,

@@ -608,7 +608,8 @@ TEST_CASE("gpu-bfs with more roots than the pause setup's page-locked buffer hol
   for (std::uint32_t b = 0; b < premarked.size(); ++b) premarked[b] = heap.blocks().alloc_word(b);
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
-    for (const std::span<const std::uint64_t> premark : {std::span<const std::uint64_t>(), std::span<const std::uint64_t>(premarked)}) {
+    using Words = std::span<const std::uint64_t>;
+    for (const Words premark : {Words(), Words(premarked)}) {
       CAPTURE(premark.size());
       const MarkRequest request{heap.graph(), roots, heap.blocks().high_water(), nullptr, premark};
       GpuBfsMarker levels(GpuBfsMarkerOptions::parse(options_of({"queue=levels"}), device));
