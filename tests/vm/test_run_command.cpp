@@ -173,6 +173,9 @@ TEST_CASE("--gc-log of a GPU collection says what the mutator changed and what t
   CHECK(line.find(", sync ") != std::string::npos);
   CHECK(line.find(" changed -> ") != std::string::npos);
   CHECK(line.find(" sent (full) in ") != std::string::npos);  // the first sync uploads the whole graph
+  CHECK(line.find(" GB/s)") != std::string::npos);             // and waits for its copies
   CHECK(r.err.find("[gc 2]") != std::string::npos);
   CHECK(r.err.find(" sent in ", first) != std::string::npos);  // later ones only what changed
+  // A later sync that only patches is applied by the device before the mark's first launch.
+  CHECK(r.err.find(" (applied before the mark)", first) != std::string::npos);
 }

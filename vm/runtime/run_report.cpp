@@ -140,15 +140,19 @@ PauseHistogram pause_histogram(const std::vector<CollectionStats>& collections, 
 }
 
 /// The device mirror's sync of a GPU mark: the graph bytes the mutator changed since
-/// the last sync, the bytes that crossed the link, and at what speed (empty for CPU
-/// markers).
+/// the last sync, the bytes that crossed the link, and at what speed, or that the
+/// device applied them with the mark's first launch when the sync did not wait for them
+/// (empty for CPU markers).
 std::string sync_log_part(const MarkStats& mark) {
   const auto changed = mark.detail("sync_changed_bytes");
   const auto sent = mark.detail("sync_bytes");
   if (!changed || !sent) return {};
-  return fmt::format(", sync {} changed -> {} sent{} in {:.3f} ms ({:.1f} GB/s)", bytes_text(*changed), bytes_text(*sent),
+  const std::string speed = mark.detail("sync_waited").value_or(1) != 0
+                                ? fmt::format("{:.1f} GB/s", mark.detail("sync_gbps").value_or(0))
+                                : std::string("applied before the mark");
+  return fmt::format(", sync {} changed -> {} sent{} in {:.3f} ms ({})", bytes_text(*changed), bytes_text(*sent),
                      mark.detail("sync_full").value_or(0) != 0 ? " (full)" : "", mark.detail("sync_ms").value_or(0),
-                     mark.detail("sync_gbps").value_or(0));
+                     speed);
 }
 
 namespace {
