@@ -127,8 +127,7 @@ class CudaBackend final : public DeviceBackend {
   void grow_patch_buffer() override {
     if (wanted_patch_bytes_ <= patch_host_.capacity()) return;
     make_current();
-    stream();
-    wait("waiting for the last mirror patch");
+    drain("waiting for the last mirror patch");
     patch_host_.reserve(wanted_patch_bytes_, "the mirror patch");
     wanted_patch_bytes_ = 0;
     patch_spill_.reset();
@@ -155,10 +154,7 @@ class CudaBackend final : public DeviceBackend {
           "launching the mirror patch kernel");
   }
 
-  void finish_sync() override {
-    stream();
-    wait("syncing the reference graph");
-  }
+  void finish_sync() override { drain("syncing the reference graph"); }
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
@@ -523,6 +519,11 @@ class CudaBackend final : public DeviceBackend {
   void wait(const char* what) {
     check(cudaStreamSynchronize(stream_), what);
     host_reads_pending_ = false;
+  }
+  /// Launches what is held back and waits for everything.
+  void drain(const char* what) {
+    stream();
+    wait(what);
   }
   void copy_in(void* to, const void* from, std::size_t bytes) {
     if (bytes != 0) staging_.copy(to, from, bytes, stream());

@@ -113,9 +113,7 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, 
   backend_.reserve_graph(vertex_count, edge_count, full ? 0 : vertices_, full ? 0 : edges_);
   send(graph, plan, pool, GraphAccess::Exclusive, stats);
   stats.pack_ms = pack_clock.elapsed_ms();
-  bool direct = false;
-  for (const auto& ranges : plan.direct) direct = direct || !ranges.empty();
-  stats.waited = end == SyncEnd::Wait || direct;
+  stats.waited = end == SyncEnd::Wait || plan.direct_bytes != 0;
   if (stats.waited) backend_.finish_sync();
   if (changes != nullptr) {
     changes->clear();

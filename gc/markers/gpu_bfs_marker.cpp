@@ -290,7 +290,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
         batch = predicted && host_checks == 1 ? 1 : std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
     }
     const std::uint32_t launches_run = state[GCVM_STATE_LEVELS_RUN];
-    if (launch.expand_batches == 0) depth_last_counted_ = launches_run;  // one launch a BFS level
+    if (!expanding) depth_last_counted_ = launches_run;  // one launch a BFS level
     // Queue L's size is count[L] of the ring, intact while no launch went round it
     // (launch L clears slot L + 2).
     last_queue_counts_.assign(1, 0);
