@@ -55,10 +55,11 @@ inline constexpr std::uint32_t kParallelSweepMinBlocks = 16 * kBlocksPerSweepTas
 /// A pool that sleeps when the sweep begins (the device markers' host threads are idle
 /// through the device mark) must be woken first: waking 15 sleeping threads took
 /// 0.1-2 ms on the H200 host, as much as the serial sweep of 10,000-180,000 blocks of
-/// GCBench's kind. So the Collector wakes it as the pause begins, to poll for the
-/// sweep while the device marks: for about twice the last mark's time plus 1 ms
-/// (20 ms before the first mark, and at most), after which the threads sleep again
-/// and the sweep wakes them as any job does.
+/// GCBench's kind. So the Collector has it woken once the device has the mark's
+/// kernels (MarkRequest::on_device_busy), to poll for the sweep while the device
+/// marks: for about twice the last mark's time plus 1 ms (20 ms before the first mark,
+/// and at most), after which the threads sleep again and the sweep wakes them as any
+/// job does.
 constexpr unsigned sweep_pool_wake_microseconds(double last_mark_ms) {
   constexpr double kMaxMs = 20;
   const double ms = last_mark_ms < 0 ? kMaxMs : 2 * last_mark_ms + 1;

@@ -182,7 +182,7 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
 }
 
 MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mirror, const Pause& pause,
-                                         const MarkRequest* fallback_request, MarkBitmap& out) {
+                                         const MarkRequest* request, MarkBitmap& out) {
   const Stopwatch clock;
   MarkStats stats;
   const BfsLaunch& launch = pause.launch;
@@ -216,8 +216,12 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   // of `out` is downloaded, so it is not cleared first.
   out.resize_for_overwrite(pause.block_count);
   bool marks_read = false;
+  bool busy_told = false;
   auto check = [&](bool last_expected) {
     backend.timer_end();
+    if (!busy_told && request != nullptr && request->on_device_busy)
+      request->on_device_busy();
+    busy_told = true;
     marks_read = last_expected;
     if (!last_expected) return backend.read_state();
     return backend.read_state_and_marks(out.words().data(), pause.block_count);
@@ -324,10 +328,10 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   const std::size_t fallback_objects = pending.size();
   const std::size_t fallback_chunks = pending_chunks.size();
   if (fallback) {
-    if (fallback_request == nullptr)
+    if (request == nullptr)
       throw MarkError("gpu-bfs: the device stopped for a CPU fallback in a snapshot mark");
     const Stopwatch fallback_clock;
-    cpu_edges = finish_mark_on_cpu(*fallback_request, std::move(pending), out, pending_chunks, pause.chunk_edges);
+    cpu_edges = finish_mark_on_cpu(*request, std::move(pending), out, pending_chunks, pause.chunk_edges);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 

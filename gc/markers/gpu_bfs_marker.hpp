@@ -142,10 +142,11 @@ class GpuBfsMarker final : public Marker {
   };
   /// Syncs the mirror, chooses the schedule, uploads the roots.
   Pause begin_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request, bool allow_fallback);
-  /// Launches and downloads; `fallback_request` is the graph a CPU fallback finishes on
-  /// (null: the launch allowed none).
+  /// Launches and downloads; `request` is the pause's request, null in a snapshot mark
+  /// (which allows no CPU fallback): a fallback finishes on its graph, and its
+  /// on_device_busy is called once the first kernels are enqueued.
   MarkStats finish_on_device(DeviceBackend& backend, GraphMirror& mirror, const Pause& pause,
-                             const MarkRequest* fallback_request, MarkBitmap& out);
+                             const MarkRequest* request, MarkBitmap& out);
   /// This collection's schedule (queue=auto: the policy in the header comment).
   enum class Schedule {
     Async,

@@ -148,12 +148,12 @@ GpuDfsMarker::Pause GpuDfsMarker::begin_on_device(DeviceBackend& backend, GraphM
 }
 
 MarkStats GpuDfsMarker::finish_on_device(DeviceBackend& backend, const Pause& pause,
-                                         const MarkRequest* fallback_request, MarkBitmap& out) {
+                                         const MarkRequest* request, MarkBitmap& out) {
   const Stopwatch clock;
   MarkStats stats;
   DfsLaunch launch = pause.launch;
   const std::uint64_t mark_words = std::uint64_t{pause.block_count} * 2;
-  const std::uint32_t fallback_threshold = fallback_request != nullptr ? options_.fallback_threshold : 0;
+  const std::uint32_t fallback_threshold = request != nullptr ? options_.fallback_threshold : 0;
 
   backend.timer_start();
   backend.launch_dfs_seed(pause.root_count, launch);
@@ -179,6 +179,8 @@ MarkStats GpuDfsMarker::finish_on_device(DeviceBackend& backend, const Pause& pa
       backend.launch_dfs_run(launched + i, launch);
     }
     launched += batch;
+    if (host_checks == 0 && request != nullptr && request->on_device_busy)
+      request->on_device_busy();
     state = backend.read_dfs_state();
     ++host_checks;
     const std::uint32_t last = launched - 1;
@@ -215,7 +217,7 @@ MarkStats GpuDfsMarker::finish_on_device(DeviceBackend& backend, const Pause& pa
   const std::size_t fallback_objects = pending.size();
   if (fallback_launch >= 0) {
     const Stopwatch fallback_clock;
-    cpu_edges = finish_mark_on_cpu(*fallback_request, std::move(pending), out);
+    cpu_edges = finish_mark_on_cpu(*request, std::move(pending), out);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 

@@ -126,9 +126,10 @@ class GpuDfsMarker final : public Marker {
   };
   /// Syncs the mirror, uploads the roots, resets the stacks.
   Pause begin_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request);
-  /// Launches and downloads; `fallback_request` is the graph a CPU fallback finishes on
-  /// (null: no fallback).
-  MarkStats finish_on_device(DeviceBackend& backend, const Pause& pause, const MarkRequest* fallback_request,
+  /// Launches and downloads; `request` is the pause's request, null in a snapshot mark
+  /// (which allows no CPU fallback): a fallback finishes on its graph, and its
+  /// on_device_busy is called once the first kernels are enqueued.
+  MarkStats finish_on_device(DeviceBackend& backend, const Pause& pause, const MarkRequest* request,
                              MarkBitmap& out);
 
   GpuDfsMarkerOptions options_;

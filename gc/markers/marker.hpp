@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -54,6 +55,11 @@ struct MarkRequest {
   /// Objects to treat as marked and not to scan, one word per block as in MarkBitmap
   /// (at most block_count words; missing words are 0). Empty for a full mark.
   std::span<const std::uint64_t> premarked = {};
+  /// Called at most once by a device marker, once the device has the mark's first
+  /// kernels and before the marker waits for them (the plan wakes its sweep threads
+  /// there, in time the pause's thread would spend waiting anyway); CPU markers and
+  /// snapshot marks do not call it. May be empty.
+  std::function<void()> on_device_busy = {};
 };
 
 struct MarkStats {

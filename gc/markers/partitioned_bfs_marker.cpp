@@ -148,6 +148,7 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
       on(p).timer_start();
       backends_[p]->launch_partition_scan(round, std::max(1u, backends_[p]->info().resident_groups));
     }
+    if (round == 0 && request.on_device_busy) request.on_device_busy();
     for (unsigned p = 0; p < k; ++p) {
       kernel_ms[p] += on(p).timer_stop_ms();
       state[p] = backends_[p]->read_partition_state();

@@ -124,9 +124,12 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.remembered_objects = generations->remembered_count();
     stats.remembered_roots = young_roots_.size() - roots.size();
   }
-  const MarkRequest request{heap_.graph(), mark_roots, heap_.blocks().high_water(), &heap_.graph().changes(), premarked};
+  MarkRequest request{heap_.graph(), mark_roots, heap_.blocks().high_water(), &heap_.graph().changes(), premarked};
   ThreadPool* device_pool = device_sweep_pool(request.block_count);
-  if (device_pool != nullptr) device_pool->wake(sweep_pool_wake_microseconds(last_mark_ms_));
+  if (device_pool != nullptr)
+    request.on_device_busy = [device_pool, microseconds = sweep_pool_wake_microseconds(last_mark_ms_)] {
+      device_pool->wake(microseconds);
+    };
   try {
     stats.mark = marker_->mark(request, marks_);
   } catch (const DeviceError& e) {

@@ -10,9 +10,10 @@
 // its task records and clocks) and the heap at least kParallelSweepMinBlocks blocks
 // (sweep.hpp); for device markers (whose host threads are otherwise idle in the
 // pause) on a pool of half the hardware threads that the collector owns (made with the
-// collector: a pause creates no thread; same heap size bound), which it wakes as the
-// pause begins (ThreadPool::wake), so that its threads are awake when the device's
-// mark comes back; else, and for the serial marker, serially. The policy only picks
+// collector: a pause creates no thread; same heap size bound), which it wakes once the
+// device has the mark's first kernels (MarkRequest::on_device_busy, ThreadPool::wake),
+// so that its threads are awake when the device's mark comes back and do not compete
+// with the mirror's sync before it; else, and for the serial marker, serially. The policy only picks
 // the threads: both sweeps leave the same heap.
 //
 // On a generational heap (gc/heap/generations.hpp) a collection is young or full. A young

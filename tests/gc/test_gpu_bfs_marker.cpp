@@ -622,6 +622,31 @@ TEST_CASE("gpu-bfs with more roots than the pause setup's page-locked buffer hol
   }
 }
 
+TEST_CASE("gpu-bfs tells the plan once per mark that the device is busy, in every schedule; snapshots never") {
+  auto built = test::build("lists:8x300");
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const GcOptions& options :
+         {options_of({"queue=levels", "fallback=off", "expand=off"}), options_of({"queue=levels"}),
+          options_of({"queue=async"}), options_of({"queue=async", "fallback=1000:1"}), options_of({"sms=split"}),
+          options_of({"queue=auto"})}) {
+      INFO("options: ", describe(options));
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options, device));
+      int told = 0;
+      MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+      request.on_device_busy = [&] { ++told; };
+      for (int collection = 1; collection <= 3; ++collection) {
+        check_same_as_serial(request, gpu);
+        CHECK(told == collection);
+      }
+      auto snapshot = gpu.snapshot(request);
+      MarkBitmap marks;
+      snapshot->mark(marks);
+      CHECK(told == 3);
+    }
+  }
+}
+
 TEST_CASE("gpu-bfs keeps its device mirror exact across mutations and sweeps") {
   for (const std::string& device : test::test_devices()) {
     for (auto mode : {RefGraphMode::Barrier, RefGraphMode::Rebuild}) {

@@ -331,6 +331,26 @@ TEST_CASE("gpu-dfs hands narrow work to the CPU; marks and counts stay exact wit
   }
 }
 
+TEST_CASE("gpu-dfs tells the plan once per mark that the device is busy, with and without the fallback") {
+  auto list = test::build("list:20000");
+  for (const std::string& device : all_devices()) {
+    CAPTURE(device);
+    for (const char* fallback : {"off", "20:1"}) {
+      CAPTURE(fallback);
+      GpuDfsMarker marker(GpuDfsMarkerOptions::parse(options({{"rounds", "4"}, {"fallback", fallback}}), device));
+      int told = 0;
+      MarkRequest request{list.heap->graph(), list.builder->roots(), list.heap->blocks().high_water()};
+      request.on_device_busy = [&] { ++told; };
+      for (int collection = 1; collection <= 2; ++collection) {
+        require_same_as_serial(marker, request.graph, request.roots, request.block_count);
+        MarkBitmap marks;
+        marker.mark(request, marks);
+        CHECK(told == collection);
+      }
+    }
+  }
+}
+
 TEST_CASE("gpu-dfs keeps launching while the narrow stacks hold more than the gather can take") {
   // One thread (balance=off) pushes all 100,000 targets of one array at once: its
   // stack overflows the gather (GCVM_DFS_GATHER_CAPACITY entries) until enough

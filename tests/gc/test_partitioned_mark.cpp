@@ -113,6 +113,21 @@ TEST_CASE("the partitioned mark equals the serial marker's on every synthetic he
   }
 }
 
+TEST_CASE("the partitioned mark tells the plan once per mark that the devices are busy") {
+  auto built = test::build("lists:64x100");
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (auto& marker : markers_for(device)) {
+      CAPTURE(marker->partitions());
+      int told = 0;
+      MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+      request.on_device_busy = [&] { ++told; };
+      check_same_as_serial(request, *marker);
+      CHECK(told == 1);
+    }
+  }
+}
+
 TEST_CASE("partitioned mark edge cases: empty partitions, all roots in one, a chain crossing every round, premarked") {
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
