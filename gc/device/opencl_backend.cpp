@@ -210,7 +210,8 @@ class OpenClBackend final : public DeviceBackend {
   ~OpenClBackend() override {
     release_events();
     patch_host_.release();  // unmaps through queue_, so before it goes
-    for (cl_kernel k : {seed_, level_, frontier_, lanes_, fill_, apply_patch_, async_seed_, async_, async_gather_, dfs_seed_,
+    for (cl_kernel k : {seed_, level_, frontier_, lanes_, fill_, count_marks_, apply_patch_, async_seed_, async_,
+                        async_gather_, dfs_seed_,
                         dfs_run_, dfs_gather_, part_claim_, part_scan_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
@@ -377,6 +378,16 @@ class OpenClBackend final : public DeviceBackend {
 
   void read_marks(std::uint64_t* words, std::uint64_t word_count) override {
     read(marks_, words, word_count * sizeof(std::uint64_t), "reading the mark bitmap");
+  }
+
+  std::vector<std::uint32_t> read_state_and_marks(std::uint64_t* words, std::uint64_t word_count) override {
+    const auto mark_words = static_cast<cl_uint>(word_count * 2);
+    set_args(count_marks_, marks_.get(), mark_words, state_and_roots_.get());
+    launch_kernel(count_marks_, std::min(std::max(1u, info_.resident_groups), (mark_words + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE),
+                  "the mark count kernel");
+    std::vector<std::uint32_t> state = read_state();
+    read_marks(words, word_count);
+    return state;
   }
 
   void timer_start() override {
@@ -554,6 +565,7 @@ class OpenClBackend final : public DeviceBackend {
     frontier_ = make_kernel("gcvm_bfs_frontier_kernel");
     lanes_ = make_kernel("gcvm_bfs_lane_kernel");
     fill_ = make_kernel("gcvm_fill_kernel");
+    count_marks_ = make_kernel("gcvm_count_marks_kernel");
     apply_patch_ = make_kernel("gcvm_apply_patch_kernel");
     async_seed_ = make_kernel("gcvm_bfs_async_seed_kernel");
     async_ = make_kernel("gcvm_bfs_async_kernel");
@@ -614,7 +626,7 @@ class OpenClBackend final : public DeviceBackend {
   cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
   cl_kernel seed_ = nullptr, level_ = nullptr, frontier_ = nullptr, lanes_ = nullptr, fill_ = nullptr;
-  cl_kernel apply_patch_ = nullptr;
+  cl_kernel apply_patch_ = nullptr, count_marks_ = nullptr;
   cl_kernel async_seed_ = nullptr, async_ = nullptr, async_gather_ = nullptr;
   cl_event start_ = nullptr, stop_ = nullptr;
   ClBuffer begin_, degree_, edges_, marks_, patch_;

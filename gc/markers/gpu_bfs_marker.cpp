@@ -335,7 +335,10 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     fallback_ms = fallback_clock.elapsed_ms();
   }
 
-  stats.marked_objects = out.count() - pause.premarked_objects;
+  // The marks read with the state were counted on the device; a download after a later
+  // check, or marks the CPU added, are counted here.
+  const std::uint64_t marked_bits = marks_read && !fallback ? state[GCVM_STATE_MARKED] : out.count();
+  stats.marked_objects = marked_bits - pause.premarked_objects;
   stats.edges_traversed = gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
   const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];

@@ -7,6 +7,7 @@
 #ifndef GCVM_KERNELS_MARK_BITS_H
 #define GCVM_KERNELS_MARK_BITS_H
 
+#include "mark_layout.h"
 #include "portable.h"
 
 /* 1 if target's mark bit reads as set (a plain read). */
@@ -28,6 +29,22 @@ GCVM_DEVICE int gcvm_claim_won(gcvm_u32 word_before, gcvm_u32 target) {
 /* 1 if this call's atomic flipped target's mark bit from 0 to 1. */
 GCVM_DEVICE int gcvm_claim_atomic(GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 target) {
   return gcvm_claim_won(gcvm_claim_issue(marks, target), target);
+}
+
+/* Adds the set bits of marks[0, words) to *total (the marked objects, counted where the
+ * marks are rather than after their download): each thread counts a strided share of
+ * the words, the group sums them in `group_total`, and one atomic a group adds that. */
+GCVM_DEVICE void gcvm_count_marks(const GCVM_GLOBAL gcvm_u32* marks, gcvm_u32 words, GCVM_GLOBAL gcvm_u32* total,
+                                  GCVM_LOCAL gcvm_u32* group_total) {
+  if (GCVM_LOCAL_ID() == 0u) *group_total = 0u;
+  GCVM_BARRIER();
+  gcvm_u32 bits = 0u;
+  const gcvm_u32 stride = GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE;
+  for (gcvm_u32 w = GCVM_GROUP_ID() * GCVM_GROUP_SIZE + GCVM_LOCAL_ID(); w < words; w += stride)
+    bits += GCVM_POPCOUNT(marks[w]);
+  if (bits != 0u) GCVM_ATOMIC_ADD(group_total, bits);
+  GCVM_BARRIER();
+  if (GCVM_LOCAL_ID() == 0u && *group_total != 0u) GCVM_ATOMIC_ADD(total, *group_total);
 }
 
 #endif

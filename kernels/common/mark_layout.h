@@ -92,7 +92,10 @@
 #define GCVM_STATE_CHUNK_END (GCVM_STATE_KEPT + 1)
 #define GCVM_STATE_CHUNK_TICKETS (GCVM_STATE_CHUNK_END + 1)
 #define GCVM_STATE_GROUPS_DONE (GCVM_STATE_CHUNK_TICKETS + GCVM_FINISHED_RING)
-#define GCVM_STATE_WORDS (GCVM_STATE_GROUPS_DONE + GCVM_FINISHED_RING)
+/* The mark bitmap's set bits, counted on the device when the marks are read with the
+ * state (DeviceBackend::read_state_and_marks, gcvm_count_marks). */
+#define GCVM_STATE_MARKED (GCVM_STATE_GROUPS_DONE + GCVM_FINISHED_RING)
+#define GCVM_STATE_WORDS (GCVM_STATE_MARKED + 1)
 /* The first word of the roots, after the state: the next line boundary. */
 #define GCVM_STATE_ROOTS (((GCVM_STATE_WORDS + GCVM_STATE_LINE - 1) / GCVM_STATE_LINE) * GCVM_STATE_LINE)
 #define GCVM_NO_LEVEL 0xFFFFFFFFu

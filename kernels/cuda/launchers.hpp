@@ -34,6 +34,11 @@ cudaError_t launch_bfs_level(const BfsLevelArgs& args, cudaStream_t stream);
 cudaError_t launch_bfs_frontier(const std::uint32_t* marks, std::uint32_t* seen, std::uint32_t words,
                                 std::uint32_t* queue, std::uint32_t* state, std::uint32_t level, cudaStream_t stream);
 
+/// Adds the set bits of the `words` mark words to state[GCVM_STATE_MARKED], on at most
+/// `groups` groups (gcvm_count_marks).
+cudaError_t launch_count_marks(const std::uint32_t* marks, std::uint32_t words, std::uint32_t* state,
+                               std::uint32_t groups, cudaStream_t stream);
+
 // ---- gpu-bfs async mode (kernels/common/async_mark.h) ----
 cudaError_t launch_bfs_async_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
                                   std::uint32_t* queue, std::uint32_t* state, std::uint32_t groups,

@@ -77,6 +77,12 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
 }
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+    count_marks_kernel(const gcvm_u32* marks, gcvm_u32 words, gcvm_u32* state) {
+  __shared__ gcvm_u32 group_total;
+  gcvm_count_marks(marks, words, state + GCVM_STATE_MARKED, &group_total);
+}
+
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
     apply_patch_kernel(gcvm_u64* begin, gcvm_u32* degree, gcvm_u32* edges, const gcvm_u32* patch) {
   gcvm_apply_patch(begin, degree, edges, patch);
 }
@@ -105,6 +111,13 @@ cudaError_t launch_bfs_level(const BfsLevelArgs& a, cudaStream_t stream) {
       reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.in_queue, a.out_queue, a.state,
       reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.level, a.flags, a.wide_threshold,
       a.fallback_threshold, a.fallback_min_level, a.expand_batches);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_count_marks(const std::uint32_t* marks, std::uint32_t words, std::uint32_t* state,
+                               std::uint32_t groups, cudaStream_t stream) {
+  groups = std::max<std::uint32_t>(1, std::min<std::uint32_t>(groups, (words + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
+  count_marks_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(marks, words, state);
   return cudaGetLastError();
 }
 

@@ -44,6 +44,12 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
   gcvm_fill_words(words, count, even, odd);
 }
 
+__kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_count_marks_kernel(
+    __global const uint* marks, uint words, __global uint* state) {
+  __local uint group_total;
+  gcvm_count_marks(marks, words, state + GCVM_STATE_MARKED, &group_total);
+}
+
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_apply_patch_kernel(
     __global ulong* begin, __global uint* degree, __global uint* edges, __global const uint* patch) {
   gcvm_apply_patch(begin, degree, edges, patch);
