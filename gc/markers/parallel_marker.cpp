@@ -81,12 +81,13 @@ struct ParallelMarker::Worker {
     }
     return deque.pop(item);
   }
-  /// Publishes the oldest half of the private items if some thread is idle (`idle` is
-  /// nonzero) and the deque has run dry. The private check comes first: it reads only
-  /// this thread's lines, and a thread with one item or none (a list) has nothing to give.
-  void share_if_wanted(const std::atomic<unsigned>& idle) {
+  /// Publishes the oldest half of the private items if some thread is idle (the team
+  /// word counts one) and the deque has run dry. The private check comes first: it
+  /// reads only this thread's lines, and a thread with one item or none (a list) has
+  /// nothing to give.
+  void share_if_wanted(const std::atomic<std::uint64_t>& team) {
     const std::size_t private_items = local.size() - shared_below;
-    if (private_items < 2 || idle.load(std::memory_order_relaxed) == 0 || !deque.looks_empty()) return;
+    if (private_items < 2 || (team.load(std::memory_order_relaxed) & kTeamIdle) == 0 || !deque.looks_empty()) return;
     const std::size_t end = shared_below + private_items / 2;
     for (std::size_t i = shared_below; i < end; ++i) deque.push(local[i]);
     shared_below = end;
@@ -128,7 +129,8 @@ ParallelMarker::~ParallelMarker() = default;
 MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   clock_ = Stopwatch();
   out.reset(request.block_count, request.premarked);
-  idle_.store(0, std::memory_order_relaxed);
+  team_.store(0, std::memory_order_relaxed);
+  next_root_.store(0, std::memory_order_relaxed);
   for (auto& s : stats_) s = {};
   prelude_ = {};
   bool alone = false;
@@ -137,7 +139,7 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   else if ((alone = mark_alone(request, out)))
     stats_[0] = prelude_;
   else
-    pool_.run([&](unsigned index) { run_worker<true>(index, request, out); });
+    pool_.run_arriving([&](unsigned index) { run_worker<true>(index, request, out); });
   for (auto& w : workers_) {
     w->deque.reclaim();
     w->local.clear();
@@ -148,6 +150,8 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   MarkThreadStats total;
   std::uint64_t min_objects = ~0ull, max_objects = 0, min_edges = ~0ull, max_edges = 0;
   double last_first_item = 0;
+  const std::uint64_t team = team_.load(std::memory_order_relaxed);
+  const unsigned joined = pool_.size() == 1 || alone ? 1 : static_cast<unsigned>(team_joined(team));
   for (const MarkThreadStats& s : stats_) {
     total.objects += s.objects;
     total.edges += s.edges;
@@ -166,6 +170,7 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   stats.mark_ms = clock_.elapsed_ms();
   stats.details = {
       {"threads", pool_.size()},
+      {"threads_joined", joined},
       {"chunk", options_.chunk},
       {"items", static_cast<double>(total.items)},
       {"splits", static_cast<double>(total.splits)},
@@ -255,7 +260,7 @@ void ParallelMarker::drain(Item item, const MarkRequest& request, Worker& worker
       }
       if (pending_bits != 0) claim_pending();
     }
-    if constexpr (kConcurrent) worker.share_if_wanted(idle_);
+    if constexpr (kConcurrent) worker.share_if_wanted(team_);
     // Next: the last child this item marked, without a stack round trip, else the
     // newest pending item.
     if (next != kNullRef) {
@@ -288,24 +293,39 @@ bool ParallelMarker::mark_alone(const MarkRequest& request, MarkBitmap& out) {
   // roots go to the pool's shares.
   if (visited == request.roots.size() && worker.idle()) return true;
   worker.share_all();  // the pool starts with everything pending in the caller's deque
+  next_root_.store(visited, std::memory_order_relaxed);
   return false;
 }
 
 template <bool kConcurrent>
 void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, MarkBitmap& out) {
   Worker& worker = *workers_[index];
-  const unsigned threads = pool_.size();
   MarkThreadStats s = index == 0 ? prelude_ : MarkThreadStats{};
+  if constexpr (kConcurrent) {
+    // Join the team, unless it has finished: a thread that arrives after the mark is
+    // done (its core was busy elsewhere) leaves at once, and the mark never waited for it.
+    std::uint64_t team = team_.load(std::memory_order_acquire);
+    do {
+      if ((team & kTeamDone) != 0) {
+        stats_[index] = s;  // the caller's prelude, if it is the one
+        return;
+      }
+    } while (!team_.compare_exchange_weak(team, team + kTeamJoinedOne, std::memory_order_acq_rel,
+                                          std::memory_order_acquire));
+  }
   std::uint64_t rng = 0x9E3779B97F4A7C15ull * (index + 1);
 
-  // This thread's share of the roots.
+  // Roots, kRootsPerClaim at a time, from one cursor: a thread that joins late finds
+  // them taken instead of holding a share of its own back.
   const std::size_t roots = request.roots.size();
-  const std::size_t first_root = roots * index / threads, last_root = roots * (index + 1) / threads;
-  for (std::size_t r = first_root; r < last_root; ++r) {
-    const ObjectId root = request.roots[r];
-    if (root != kNullRef && claim<kConcurrent>(out.words().data(), root)) {
-      ++s.objects;
-      worker.push(make_item(root, 0));
+  for (std::size_t first; (first = next_root_.fetch_add(kRootsPerClaim, std::memory_order_relaxed)) < roots;) {
+    const std::size_t last = std::min(roots, first + kRootsPerClaim);
+    for (std::size_t r = first; r < last; ++r) {
+      const ObjectId root = request.roots[r];
+      if (root != kNullRef && claim<kConcurrent>(out.words().data(), root)) {
+        ++s.objects;
+        worker.push(make_item(root, 0));
+      }
     }
   }
   if constexpr (kConcurrent) worker.share_all();
@@ -326,16 +346,26 @@ void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, Mark
       scan(item);
       continue;
     }
-    // Idle: wait until every thread is idle (done) or some deque has work again.
-    idle_.fetch_add(1, std::memory_order_acq_rel);
+    if constexpr (!kConcurrent) break;  // alone: nothing left anywhere
+    // Idle: wait until every thread of the team is idle (done) or some deque has work
+    // again.
+    team_.fetch_add(1, std::memory_order_acq_rel);
     bool done = false;
     for (unsigned spins = 0;; ++spins) {
-      if (idle_.load(std::memory_order_acquire) == threads) {
+      std::uint64_t team = team_.load(std::memory_order_acquire);
+      if ((team & kTeamDone) != 0) {
+        done = true;
+        break;
+      }
+      // Every member idle: close the team. The exchange fails if a thread joined or
+      // left the idle state meanwhile (the word changed), and the test runs again.
+      if ((team & kTeamIdle) == team_joined(team) &&
+          team_.compare_exchange_strong(team, team | kTeamDone, std::memory_order_acq_rel, std::memory_order_acquire)) {
         done = true;
         break;
       }
       if (others_have_work(index)) {
-        idle_.fetch_sub(1, std::memory_order_acq_rel);
+        team_.fetch_sub(1, std::memory_order_acq_rel);
         break;
       }
       // Back off: spin, then yield, then sleep, so idle threads leave the cores to the

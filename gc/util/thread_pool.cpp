@@ -41,11 +41,32 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::publish(bool job) {
+void ThreadPool::publish(bool job, bool arriving) {
   const std::uint64_t now = generation_.load(std::memory_order_relaxed);
   const bool odd = (now & 1) != 0;
-  generation_.store(now + (odd == job ? 1 : 2), std::memory_order_release);
+  const std::uint64_t next = now + (odd == job ? 1 : 2);
+  if (job) {
+    arriving_.store(arriving, std::memory_order_relaxed);
+    left_.store(0, std::memory_order_relaxed);
+    gate_.store(gate_of(next), std::memory_order_relaxed);
+  }
+  generation_.store(next, std::memory_order_release);
   generation_.notify_all();
+}
+
+bool ThreadPool::arrive(std::uint64_t generation) {
+  std::uint64_t gate = gate_.load(std::memory_order_acquire);
+  for (;;) {
+    if ((gate & ~(kGateClosed | kGateCount)) != gate_of(generation) || (gate & kGateClosed) != 0) return false;
+    if (gate_.compare_exchange_weak(gate, gate + 1, std::memory_order_acq_rel, std::memory_order_acquire)) return true;
+  }
+}
+
+void ThreadPool::wait_for_left(unsigned count) {
+  auto finished = [&] { return left_.load(std::memory_order_acquire) == count; };
+  if (spin_until(finished, kSpinMicroseconds)) return;
+  for (unsigned left; (left = left_.load(std::memory_order_acquire)) != count;)
+    left_.wait(left, std::memory_order_acquire);
 }
 
 void ThreadPool::wake(unsigned microseconds) {
@@ -60,18 +81,26 @@ void ThreadPool::run(const std::function<void(unsigned)>& job) {
     return;
   }
   job_ = &job;
-  running_.store(size_ - 1, std::memory_order_relaxed);
   publish(true);
   job(0);
-  auto finished = [this] { return running_.load(std::memory_order_acquire) == 0; };
-  if (spin_until(finished, kSpinMicroseconds)) return;
-  for (unsigned left; (left = running_.load(std::memory_order_acquire)) != 0;)
-    running_.wait(left, std::memory_order_acquire);
+  wait_for_left(size_ - 1);
+}
+
+void ThreadPool::run_arriving(const std::function<void(unsigned)>& job) {
+  if (size_ == 1) {
+    job(0);
+    return;
+  }
+  job_ = &job;
+  publish(true, true);
+  job(0);
+  const std::uint64_t gate = gate_.fetch_or(kGateClosed, std::memory_order_acq_rel);
+  wait_for_left(static_cast<unsigned>(gate & kGateCount));
 }
 
 void ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task) {
   std::atomic<std::uint64_t> next{0};
-  run([&](unsigned) {
+  run_arriving([&](unsigned) {
     for (std::uint64_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) task(t);
   });
 }
@@ -90,8 +119,18 @@ void ThreadPool::work(unsigned index) {
       continue;
     }
     poll = kSpinMicroseconds;
+    // A job this worker reached too late (closed), or one whose generation it read
+    // before the caller went on to the next job, is skipped; the loop then reads the
+    // generation again.
+    if (!arrive(seen)) continue;
     (*job_)(index);
-    if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) running_.notify_one();
+    // The caller waits for as many leaves as workers arrived (run_arriving, known once
+    // it closed the gate) or as it has workers (run): whoever leaves last wakes it.
+    const unsigned left = left_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    const std::uint64_t gate = gate_.load(std::memory_order_acquire);
+    const unsigned expected = arriving_.load(std::memory_order_relaxed) ? ((gate & kGateClosed) != 0 ? static_cast<unsigned>(gate & kGateCount) : 0)
+                                        : size_ - 1;
+    if (left == expected) left_.notify_one();
   }
 }
 

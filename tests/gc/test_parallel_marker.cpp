@@ -302,3 +302,41 @@ TEST_CASE("parallel marker: a small mark ends on the calling thread, a large one
   CHECK(leaves.marked_objects == roots.size());
   require_same_as_serial(heap.graph(), roots, heap.blocks().high_water(), marker);
 }
+
+TEST_CASE("parallel marker: a mark completes with whichever threads join it; late threads never join a finished "
+          "mark") {
+  auto detail = [](const MarkStats& stats, const std::string& key) {
+    for (const auto& [k, v] : stats.details)
+      if (k == key) return v;
+    FAIL("missing detail " << key);
+    return 0.0;
+  };
+  // Just past the prelude's budget, so that the pool is woken and the mark is often
+  // over before every thread has run; more threads than cores makes some threads late
+  // in most marks. Every mark equals the serial one whoever joined, and the caller
+  // always joins.
+  const unsigned threads = 2 * std::max(2u, std::thread::hardware_concurrency()) + 1;
+  ParallelMarker marker({.threads = threads, .chunk = 1024});
+  for (const char* spec : {"list:5000", "lists:64x80", "random:6000:2"}) {
+    CAPTURE(std::string(spec));
+    auto built = test::build(spec);
+    double fewest = threads;
+    for (int round = 0; round < 60; ++round) {
+      MarkBitmap marks;
+      const MarkStats stats =
+          marker.mark({built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()}, marks);
+      REQUIRE(detail(stats, "pool_woken") == 1);
+      const double joined = detail(stats, "threads_joined");
+      REQUIRE(joined >= 1);
+      REQUIRE(joined <= threads);
+      fewest = std::min(fewest, joined);
+      // Workers that scanned anything joined (the caller's prelude counts for it even
+      // when the others finished the mark before it joined).
+      unsigned active_workers = 0;
+      for (std::size_t i = 1; i < marker.thread_stats().size(); ++i) active_workers += marker.thread_stats()[i].items != 0;
+      CHECK(active_workers <= joined);
+      require_same_as_serial(built, marker);
+    }
+    MESSAGE(spec << ": fewest threads that joined a mark: " << fewest << " of " << threads);
+  }
+}

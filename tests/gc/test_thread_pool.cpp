@@ -63,3 +63,43 @@ TEST_CASE("thread pool: wake-ups without a job, before jobs, after their polling
     pool.wake(100000);  // destroyed while its workers poll
   }
 }
+
+TEST_CASE("thread pool: run_arriving runs the caller and the workers that arrive in time, never one after it "
+          "returned; run jobs after it still reach every worker once") {
+  for (unsigned threads : {1u, 2u, 5u, 2 * std::max(2u, std::thread::hardware_concurrency()) + 1}) {
+    CAPTURE(threads);
+    ThreadPool pool(threads);
+    std::vector<std::uint64_t> run_calls(threads, 0);
+    std::atomic<std::uint64_t> late_calls{0}, arriving_rounds{0};
+    std::uint64_t runs = 0;
+    for (std::uint64_t round = 1; round <= 400; ++round) {
+      if (round % 97 == 0)  // the workers fall asleep: most of the next job's arrivals come late
+        std::this_thread::sleep_for(std::chrono::microseconds(5 * ThreadPool::kSpinMicroseconds));
+      std::vector<std::uint64_t> calls(threads, 0);  // on the caller's stack, as a job's state may be
+      std::atomic<bool> returned{false};
+      pool.run_arriving([&](unsigned index) {
+        if (returned.load()) late_calls.fetch_add(1);
+        ++calls[index];
+        if (index == 0 && round % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      });
+      returned.store(true);
+      REQUIRE(calls[0] == 1);  // the caller always runs its part
+      for (unsigned i = 1; i < threads; ++i) REQUIRE(calls[i] <= 1);
+      if (std::count(calls.begin(), calls.end(), 1u) == threads) arriving_rounds.fetch_add(1);
+      // A run job right after: workers that skipped the last job, or read its
+      // generation and lost the race to its close, still run this one exactly once.
+      if (round % 2 == 0) {
+        ++runs;
+        pool.run([&](unsigned index) { ++run_calls[index]; });
+        for (unsigned i = 0; i < threads; ++i) REQUIRE(run_calls[i] == runs);
+      }
+    }
+    CHECK(late_calls.load() == 0);
+    // for_each_task: every task once, whoever takes it.
+    for (std::uint64_t tasks : {0u, 1u, 7u, 1000u}) {
+      std::vector<std::atomic<unsigned>> done(tasks);
+      pool.for_each_task(tasks, [&](std::uint64_t t) { done[t].fetch_add(1); });
+      for (std::uint64_t t = 0; t < tasks; ++t) REQUIRE(done[t].load() == 1);
+    }
+  }
+}
