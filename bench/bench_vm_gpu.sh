@@ -6,7 +6,9 @@
 # workload and collector, medians over the repetitions of the run's totals:
 # collections, whole pause (sync, roots, kernel, download, sweep), max pause, mark,
 # sweep, and for GPU markers the sync (milliseconds, bytes the mutator changed, bytes
-# sent) and kernel time. Every run's guest output must equal the serial run's; a
+# sent) and kernel time; then the warm pause (the median pause of the collections after
+# the first, the cold one with the device's and the pools' first touches; median over
+# the repetitions), and both pauses against the parallel collector's. Every run's guest output must equal the serial run's; a
 # mismatch is printed and the script exits 1. The table comes last.
 #
 # Usage: bench/bench_vm_gpu.sh [--build=DIR] [--reps=R] [--threads=T] [--device=D] [WORKLOAD...]
@@ -71,8 +73,11 @@ split = sys.argv.index("--")
 labels, workloads = sys.argv[3:split], sys.argv[split + 1:]
 def total(run, key):
     return sum(c.get("mark_details", {}).get(key, 0) for c in run["collections"])
+def warm(run):
+    pauses = [c["pause_ms"] for c in run["collections"] if c["index"] > 1] or [c["pause_ms"] for c in run["collections"]]
+    return statistics.median(pauses) if pauses else 0.0
 print(f"{'workload':<22} {'collector':<15} {'gcs':>4} {'pause ms':>10} {'max ms':>8} {'mark ms':>9} {'sweep ms':>9} "
-      f"{'sync ms':>8} {'changed MB':>10} {'sent MB':>8} {'kernel ms':>9} {'vs parallel':>11}")
+      f"{'sync ms':>8} {'changed MB':>10} {'sent MB':>8} {'kernel ms':>9} {'vs parallel':>11} {'warm ms':>8} {'warm vs par':>11}")
 for w in workloads:
     name = w.split(":")[0]
     rows = []
@@ -90,14 +95,16 @@ for w in workloads:
         rows.append((label, [med(lambda j: j["collection_count"]), med(lambda j: j["total_pause_ms"]),
                              med(lambda j: j["max_pause_ms"]), med(lambda j: j["mark_ms"]), med(lambda j: j["sweep_ms"]),
                              med(lambda j: total(j, "sync_ms")), med(lambda j: total(j, "sync_changed_bytes")) / 1e6,
-                             med(lambda j: total(j, "sync_bytes")) / 1e6, med(lambda j: total(j, "kernel_ms"))]))
+                             med(lambda j: total(j, "sync_bytes")) / 1e6, med(lambda j: total(j, "kernel_ms")),
+                             med(warm)]))
     parallel = dict(rows).get("parallel")
     for label, f in rows:
         if f is None:
             print(f"{w:<22} {label:<15} failed")
             continue
         ratio = f"{f[1] / parallel[1]:.2f}x" if parallel and parallel[1] > 0 else ""
+        warm_ratio = f"{f[9] / parallel[9]:.2f}x" if parallel and parallel[9] > 0 else ""
         print(f"{w:<22} {label:<15} {f[0]:>4.0f} {f[1]:>10.2f} {f[2]:>8.2f} {f[3]:>9.2f} {f[4]:>9.2f} {f[5]:>8.2f} "
-              f"{f[6]:>10.1f} {f[7]:>8.1f} {f[8]:>9.2f} {ratio:>11}")
+              f"{f[6]:>10.1f} {f[7]:>8.1f} {f[8]:>9.2f} {ratio:>11} {f[9]:>8.3f} {warm_ratio:>11}")
 PY
 exit $status
