@@ -65,12 +65,16 @@ constexpr unsigned sweep_pool_wake_microseconds(double last_mark_ms) {
   const double ms = last_mark_ms < 0 ? kMaxMs : 2 * last_mark_ms + 1;
   return static_cast<unsigned>((ms < kMaxMs ? ms : kMaxMs) * 1000);
 }
-/// Threads of such a pool: half the hardware threads (at least 2). Each woken thread may
-/// be the one the sweep waits for: on the H200 host, warm pauses of jshell and
-/// order-service with 64 MiB of garbage a round swept in 0.85-1.9 ms on 8 threads,
-/// 1.0-2.2 on 16, 1.2-2.7 on 4 and 2.1-4.1 on 2 (serially 2.6-6.8).
+/// Threads of such a pool: every hardware thread. The sweep runs with the threads that
+/// arrive (ThreadPool::run_arriving), so a thread woken late no longer holds it back,
+/// which made half the hardware threads the faster pool before (on the H200 host, warm
+/// pauses of jshell and order-service with 64 MiB of garbage a round swept in
+/// 0.85-1.9 ms on 8 threads and 1.0-2.2 on 16, when every thread was waited for; on the
+/// H100 hosts GCBench's and binary-trees' warm sweeps took 0.15-0.23 ms on 8 threads
+/// and 0.11-0.18 on 16 since, the first collections' sweeps no slower with the
+/// workers' first allocation made when the pool is built).
 constexpr unsigned sleeping_sweep_pool_threads(unsigned hardware_threads) {
-  return hardware_threads / 2 > 2 ? hardware_threads / 2 : 2;
+  return hardware_threads > 2 ? hardware_threads : 2;
 }
 
 /// Frees every allocated object whose mark bit is clear. `marks` covers the heap.

@@ -289,8 +289,8 @@ bool ParallelMarker::mark_alone(const MarkRequest& request, MarkBitmap& out) {
     worker.push(make_item(root, 0));
     if (worker.pop(item)) drain<false>(item, request, worker, prelude_, out, kPreludeItems);
   }
-  // Done if every root was visited and nothing is pending; otherwise the rest of the
-  // roots go to the pool's shares.
+  // Done if every root was visited and nothing is pending; otherwise the roots it did
+  // not reach go to the pool's cursor.
   if (visited == request.roots.size() && worker.idle()) return true;
   worker.share_all();  // the pool starts with everything pending in the caller's deque
   next_root_.store(visited, std::memory_order_relaxed);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 namespace gcvm {
 
@@ -20,6 +21,19 @@ bool spin_until(F&& done, unsigned microseconds) {
     }
     if (std::chrono::steady_clock::now() >= until) return done();
   }
+}
+
+/// A thread's first allocation sets up its malloc arena (a fresh mapping) and touches
+/// its first pages. Workers make one when the pool is built, so that it is not made in
+/// the first job, a collection's pause: on the H100 hosts a device marker's first
+/// sweep, whose workers first allocate there (their edge-range records), summed
+/// 3.0-14.6 ms of block work on 8 and 16 threads without it and 0.9-1.6 ms with it.
+void warm_allocator() {
+  constexpr std::size_t kBytes = std::size_t{64} << 10;
+  auto* bytes = static_cast<volatile unsigned char*>(std::malloc(kBytes));
+  if (bytes == nullptr) return;
+  for (std::size_t i = 0; i < kBytes; i += 4096) bytes[i] = 0;
+  std::free(const_cast<unsigned char*>(bytes));
 }
 
 }  // namespace
@@ -106,6 +120,7 @@ void ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void(std
 }
 
 void ThreadPool::work(unsigned index) {
+  warm_allocator();
   std::uint64_t seen = 0;
   unsigned poll = kSpinMicroseconds;
   for (;;) {
@@ -128,8 +143,9 @@ void ThreadPool::work(unsigned index) {
     // it closed the gate) or as it has workers (run): whoever leaves last wakes it.
     const unsigned left = left_.fetch_add(1, std::memory_order_acq_rel) + 1;
     const std::uint64_t gate = gate_.load(std::memory_order_acquire);
-    const unsigned expected = arriving_.load(std::memory_order_relaxed) ? ((gate & kGateClosed) != 0 ? static_cast<unsigned>(gate & kGateCount) : 0)
-                                        : size_ - 1;
+    unsigned expected = size_ - 1;
+    if (arriving_.load(std::memory_order_relaxed))
+      expected = (gate & kGateClosed) != 0 ? static_cast<unsigned>(gate & kGateCount) : 0;
     if (left == expected) left_.notify_one();
   }
 }
