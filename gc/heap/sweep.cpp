@@ -57,7 +57,7 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
     const std::uint32_t task_count = (blocks + kBlocksPerSweepTask - 1) / kBlocksPerSweepTask;
     const std::span<Heap::SweepDebt> debts = heap.sweep_debts(task_count);
     std::vector<Counts> counts(task_count);
-    pool.for_each_task(task_count, [&](std::uint64_t t) {
+    stats.threads = pool.for_each_task(task_count, [&](std::uint64_t t) {
       const auto first = static_cast<std::uint32_t>(t * kBlocksPerSweepTask);
       const std::uint32_t last = t + 1 == task_count ? blocks : first + kBlocksPerSweepTask;
       sweep_blocks(heap, marks, first, last, debts[t], counts[t].counts);
@@ -68,7 +68,6 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
       stats.freed_objects += c.counts.freed_objects;
       stats.block_work_ms += c.counts.block_work_ms;
     }
-    stats.threads = pool.size();
     heap.settle_sweep(debts, &pool);
     stats.settle_ms = settle_clock.elapsed_ms();
   });

@@ -35,7 +35,7 @@ struct SweepStats {
   std::uint64_t blocks_freed = 0;
   double sweep_ms = 0;
   double settle_ms = 0;  // of it, settling the block sweeps' debts
-  std::uint32_t threads = 1;  // threads that swept the blocks
+  std::uint32_t threads = 1;  // threads that swept the blocks (those of the pool that arrived in time)
   /// The blocks' sweep summed over the runs that threads swept (a serial sweep's time
   /// for the same blocks, about): against sweep_ms, what the threads gained.
   double block_work_ms = 0;

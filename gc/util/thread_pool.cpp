@@ -100,21 +100,22 @@ void ThreadPool::run(const std::function<void(unsigned)>& job) {
   wait_for_left(size_ - 1);
 }
 
-void ThreadPool::run_arriving(const std::function<void(unsigned)>& job) {
+unsigned ThreadPool::run_arriving(const std::function<void(unsigned)>& job) {
   if (size_ == 1) {
     job(0);
-    return;
+    return 1;
   }
   job_ = &job;
   publish(true, true);
   job(0);
-  const std::uint64_t gate = gate_.fetch_or(kGateClosed, std::memory_order_acq_rel);
-  wait_for_left(static_cast<unsigned>(gate & kGateCount));
+  const auto arrived = static_cast<unsigned>(gate_.fetch_or(kGateClosed, std::memory_order_acq_rel) & kGateCount);
+  wait_for_left(arrived);
+  return arrived + 1;
 }
 
-void ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task) {
+unsigned ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task) {
   std::atomic<std::uint64_t> next{0};
-  run_arriving([&](unsigned) {
+  return run_arriving([&](unsigned) {
     for (std::uint64_t t; (t = next.fetch_add(1, std::memory_order_relaxed)) < tasks;) task(t);
   });
 }

@@ -71,12 +71,13 @@ class ThreadPool {
   /// Calls task(t) once for every t in [0, tasks), each claimed by whichever
   /// participant is free next (so tasks of uneven cost balance), and returns when all
   /// have returned. The same guarantees as `run`.
-  void for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task);
+  /// Returns the participants that ran (the caller and the workers that arrived).
+  unsigned for_each_task(std::uint64_t tasks, const std::function<void(std::uint64_t)>& task);
   /// Calls job(0) on the caller and job(i) on each worker i that arrives before job(0)
   /// returns (see "Late workers"); returns when job(0) and every call made have
   /// returned. The job must be complete with any subset of the workers, the caller
-  /// always among them.
-  void run_arriving(const std::function<void(unsigned)>& job);
+  /// always among them. Returns the participants that ran, the caller included.
+  unsigned run_arriving(const std::function<void(unsigned)>& job);
 
   /// The thread count `threads` stands for (0 = hardware threads, at least 1).
   static unsigned resolve(unsigned threads);

@@ -138,7 +138,9 @@ TEST_CASE("a collection with the parallel marker sweeps on its pool and reports 
     }
     Collector collector(heap, std::make_unique<ParallelMarker>(ParallelMarkerOptions{.threads = threads}), true);
     const CollectionStats stats = collector.collect(roots, "test");
-    CHECK(stats.sweep.threads == threads);
+    // The caller and the workers that arrived before it ran out of tasks.
+    CHECK(stats.sweep.threads >= 1);
+    CHECK(stats.sweep.threads <= threads);
     CHECK(stats.mark.marked_objects == roots.size());
     CHECK(heap.blocks().check() == "");
   }

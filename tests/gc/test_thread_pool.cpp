@@ -77,12 +77,13 @@ TEST_CASE("thread pool: run_arriving runs the caller and the workers that arrive
         std::this_thread::sleep_for(std::chrono::microseconds(5 * ThreadPool::kSpinMicroseconds));
       std::vector<std::uint64_t> calls(threads, 0);  // on the caller's stack, as a job's state may be
       std::atomic<bool> returned{false};
-      pool.run_arriving([&](unsigned index) {
+      const unsigned ran = pool.run_arriving([&](unsigned index) {
         if (returned.load()) late_calls.fetch_add(1);
         ++calls[index];
         if (index == 0 && round % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
       });
       returned.store(true);
+      REQUIRE(ran == static_cast<unsigned>(std::count(calls.begin(), calls.end(), 1u)));
       REQUIRE(calls[0] == 1);  // the caller always runs its part
       for (unsigned i = 1; i < threads; ++i) REQUIRE(calls[i] <= 1);
       if (std::count(calls.begin(), calls.end(), 1u) == threads) arriving_rounds.fetch_add(1);
