@@ -8,8 +8,9 @@
 # sweep, and for GPU markers the sync (milliseconds, bytes the mutator changed, bytes
 # sent) and kernel time; then the warm pause (the median pause of the collections after
 # the first, the cold one with the device's and the pools' first touches; median over
-# the repetitions), and both pauses against the parallel collector's. Every run's guest output must equal the serial run's; a
-# mismatch is printed and the script exits 1. The table comes last.
+# the repetitions), and both pauses against the parallel collector's. Every run's guest
+# output must equal the serial run's; a mismatch is printed and the script exits 1. The
+# table comes last.
 #
 # Usage: bench/bench_vm_gpu.sh [--build=DIR] [--reps=R] [--threads=T] [--device=D] [WORKLOAD...]
 #   WORKLOAD = NAME:HEAP[:ARG,ARG...], e.g. gcbench:64M:0 binary_trees:64M:16

@@ -309,8 +309,8 @@ class CudaBackend final : public DeviceBackend {
   }
 
   std::vector<std::uint32_t> read_state_and_marks(std::uint64_t* words, std::uint64_t word_count) override {
-    check(cuda::launch_count_marks(marks_.as<std::uint32_t>(), static_cast<std::uint32_t>(word_count * 2), level_state(),
-                                   info_.resident_groups, stream()),
+    const auto mark_words = static_cast<std::uint32_t>(word_count * 2);
+    check(cuda::launch_count_marks(marks_.as<std::uint32_t>(), mark_words, level_state(), info_.resident_groups, stream()),
           "launching the mark count kernel");
     std::vector<std::uint32_t> state(GCVM_STATE_WORDS);
     const std::array<PinnedReadback::Read, 2> reads{{

@@ -211,8 +211,7 @@ class OpenClBackend final : public DeviceBackend {
     release_events();
     patch_host_.release();  // unmaps through queue_, so before it goes
     for (cl_kernel k : {seed_, level_, frontier_, lanes_, fill_, count_marks_, apply_patch_, async_seed_, async_,
-                        async_gather_, dfs_seed_,
-                        dfs_run_, dfs_gather_, part_claim_, part_scan_})
+                        async_gather_, dfs_seed_, dfs_run_, dfs_gather_, part_claim_, part_scan_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
     if (queue_ != nullptr) clReleaseCommandQueue(queue_);
@@ -382,9 +381,10 @@ class OpenClBackend final : public DeviceBackend {
 
   std::vector<std::uint32_t> read_state_and_marks(std::uint64_t* words, std::uint64_t word_count) override {
     const auto mark_words = static_cast<cl_uint>(word_count * 2);
+    const std::uint32_t groups =
+        std::min(std::max(1u, info_.resident_groups), (mark_words + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE);
     set_args(count_marks_, marks_.get(), mark_words, state_and_roots_.get());
-    launch_kernel(count_marks_, std::min(std::max(1u, info_.resident_groups), (mark_words + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE),
-                  "the mark count kernel");
+    launch_kernel(count_marks_, groups, "the mark count kernel");
     std::vector<std::uint32_t> state = read_state();
     read_marks(words, word_count);
     return state;
