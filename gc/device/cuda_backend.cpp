@@ -444,7 +444,7 @@ class CudaBackend final : public DeviceBackend {
     part_state_.reserve(GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), "the partition state");
     check(cudaMemsetAsync(part_state_.as<void>(), 0, GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), stream()),
           "clearing the partition state");
-    check(cudaStreamSynchronize(stream()), "preparing the partition");
+    drain("preparing the partition");
   }
 
   void reserve_partition_inbox(std::uint64_t entries) override {

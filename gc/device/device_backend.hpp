@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -29,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "gc/heap/mark_bitmap.hpp"
 #include "gc/markers/marker.hpp"
 #include "kernels/common/mark_layout.h"
 #include "kernels/common/patch_layout.h"
@@ -271,9 +271,7 @@ class DeviceBackend {
   virtual std::vector<std::uint32_t> read_state_and_marks(std::uint64_t* words, std::uint64_t word_count) {
     std::vector<std::uint32_t> state = read_state();
     read_marks(words, word_count);
-    std::uint64_t bits = 0;
-    for (std::uint64_t w = 0; w < word_count; ++w) bits += static_cast<std::uint64_t>(std::popcount(words[w]));
-    state[GCVM_STATE_MARKED] = static_cast<std::uint32_t>(bits);
+    state[GCVM_STATE_MARKED] = static_cast<std::uint32_t>(MarkBitmap::count_bits({words, word_count}));
     return state;
   }
 
