@@ -87,9 +87,12 @@ void DeviceSession::fall_back(const std::string& why, std::string_view when) {
 MarkStats DeviceSession::mark(const MarkRequest& request, MarkBitmap& out, const DeviceMark& on_device) {
   if (!backend_) return cpu_.mark(request, out);
   try {
-    stop_refresh();
     note_graph(request);
-    MarkStats stats = on_device(*backend_, *mirror_);
+    MarkStats stats;
+    if (refresher_)
+      refreshed_ += refresher_->stop_and_run([&] { stats = on_device(*backend_, *mirror_); });
+    else
+      stats = on_device(*backend_, *mirror_);
     for (auto& detail : take_refreshed()) stats.details.push_back(std::move(detail));
     return stats;
   } catch (const DeviceError& e) {

@@ -2,6 +2,9 @@
 
 #include <charconv>
 #include <cstdint>
+#include <utility>
+
+#include "gc/util/spin.hpp"
 
 namespace gcvm {
 
@@ -16,8 +19,9 @@ std::optional<std::chrono::microseconds> MirrorRefresher::parse_interval(std::st
   return std::chrono::microseconds{microseconds};
 }
 
-MirrorRefresher::MirrorRefresher(DeviceBackend& backend, GraphMirror& mirror, std::chrono::microseconds interval)
-    : backend_(backend), mirror_(mirror), interval_(interval), thread_([this] { run(); }) {}
+MirrorRefresher::MirrorRefresher(DeviceBackend& backend, GraphMirror& mirror, std::chrono::microseconds interval,
+                                 bool polls)
+    : backend_(backend), mirror_(mirror), interval_(interval), polls_(polls), thread_([this] { run(); }) {}
 
 MirrorRefresher::~MirrorRefresher() {
   {
@@ -57,14 +61,70 @@ MirrorRefreshStats MirrorRefresher::stop() {
   return stats;
 }
 
+MirrorRefreshStats MirrorRefresher::stop_and_run(const std::function<void()>& job) {
+  {
+    std::unique_lock lock(mutex_);
+    stopping_.store(true, std::memory_order_release);
+    refreshing_ = false;
+    if (error_) {  // the thread stopped refreshing at it: report it as `stop` does
+      lock.unlock();
+      return stop();
+    }
+    job_ = &job;
+    job_done_.store(false, std::memory_order_relaxed);
+  }
+  wake_.notify_one();
+  // The pause's critical path: a wait on the condition variable (or for the mutex,
+  // which the thread holds until it sleeps again) would add the caller's own wake-up
+  // to it. What the thread hands back it wrote before its release of job_done_, and it
+  // touches neither until the next job.
+  while (!job_done_.load(std::memory_order_acquire)) std::this_thread::yield();
+  if (job_error_) std::rethrow_exception(std::exchange(job_error_, nullptr));
+  return std::exchange(job_stats_, {});
+}
+
+void MirrorRefresher::make_current() {
+  if (made_current_) return;
+  backend_.make_current();
+  made_current_ = true;
+}
+
+void MirrorRefresher::run_job(std::unique_lock<std::mutex>& lock) {
+  const std::function<void()>& job = *std::exchange(job_, nullptr);
+  // The passes' figures and error up to here go back with the job's end; a pass that
+  // failed since the job was posted stands for the job's own error.
+  job_stats_ = std::exchange(stats_, {});
+  job_error_ = std::exchange(error_, nullptr);
+  lock.unlock();
+  if (!job_error_) {
+    try {
+      make_current();
+      job();
+    } catch (...) {
+      job_error_ = std::current_exception();
+    }
+  }
+  job_done_.store(true, std::memory_order_release);
+  lock.lock();
+}
+
 void MirrorRefresher::run() {
-  bool made_current = false;
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait_for(lock, interval_, [&] { return quit_ || !refreshing_; });
+    if (polls_ && refreshing_) {
+      lock.unlock();
+      spin_until([&] { return stopping_.load(std::memory_order_acquire); }, interval_);
+      lock.lock();
+    } else {
+      wake_.wait_for(lock, interval_, [&] { return quit_ || !refreshing_ || job_ != nullptr; });
+    }
     if (quit_) return;
+    if (job_ != nullptr) {
+      run_job(lock);
+      continue;
+    }
     if (!refreshing_) {
-      wake_.wait(lock, [&] { return quit_ || refreshing_; });
+      wake_.wait(lock, [&] { return quit_ || refreshing_ || job_ != nullptr; });
       continue;
     }
     in_pass_ = true;
@@ -74,10 +134,7 @@ void MirrorRefresher::run() {
     MirrorRefreshStats pass;
     std::exception_ptr error;
     try {
-      if (!made_current) {
-        backend_.make_current();
-        made_current = true;
-      }
+      make_current();
       pass = mirror_.refresh(graph, changes, stopping_);
     } catch (...) {
       error = std::current_exception();

@@ -24,15 +24,34 @@
 // pass's upload (a pass that found growth sends it even then). A device error on the thread ends refreshing; `stop` rethrows it, so
 // the marker handles it as any device error of its own.
 //
-// Thread-safety: `resume` and `stop` may be called from any thread, never at once.
-// Between `stop` and the next `resume` the refresher touches neither the mirror, the
-// backend nor the graph.
+// The pause's device work on this thread (`stop_and_run`): a stop-the-world mark stops
+// refreshing and hands its whole device side (the sync, the launches, the reads) to
+// this thread, and the pause's thread waits for it, spinning. This thread made the
+// refreshes' driver calls (a patch's copy and launch every interval while the program
+// changes the graph), so its core's caches hold the driver's launch path; the pause's
+// thread ran the program, whose allocation pushed that state out of every cache. On
+// the H100 host two launches took 55-69 us from a thread that had just written
+// 256 MiB and 17 us from a thread that launched a kernel every 100 us (a small CUDA
+// program); a pause's first CUDA calls took 47-64 us in an instrumented gpu-bfs.
+// Such a pause's work is a pass like any other: the thread resumes refreshing only
+// when `resume` is called again.
+//
+// Between passes the thread polls (spins on the stop flag until the next pass is due)
+// on hosts of kPollMinThreads hardware threads or more, and sleeps on smaller ones: a
+// sleeping thread woken for a pause's work added 15-25 us to the H100 hosts' pauses
+// (a futex wake-up of a virtual core), so it keeps a core while the program runs.
+// While refreshing is stopped (in a pause, or after `stop`) it sleeps.
+//
+// Thread-safety: `resume`, `stop` and `stop_and_run` may be called from any thread,
+// never at once. Between a stop and the next `resume` the refresher touches neither
+// the mirror, the backend nor the graph, except inside `stop_and_run`'s job.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -52,13 +71,17 @@ class MirrorRefresher {
   /// The shortest and longest intervals `parse_interval` accepts.
   static constexpr std::chrono::microseconds kMinInterval{10};
   static constexpr std::chrono::microseconds kMaxInterval{10'000'000};
+  /// Hosts with this many hardware threads or more poll between passes (see above).
+  static constexpr unsigned kPollMinThreads = 8;
 
   /// The value of a marker's `refresh=` option: `on` (the default interval), `off`
   /// (zero: no refresher) or an interval in microseconds, kMinInterval..kMaxInterval;
   /// nothing for anything else.
   static std::optional<std::chrono::microseconds> parse_interval(std::string_view value);
 
-  MirrorRefresher(DeviceBackend& backend, GraphMirror& mirror, std::chrono::microseconds interval = kDefaultInterval);
+  /// `polls`: poll between passes rather than sleep (see above).
+  MirrorRefresher(DeviceBackend& backend, GraphMirror& mirror, std::chrono::microseconds interval = kDefaultInterval,
+                  bool polls = std::thread::hardware_concurrency() >= kPollMinThreads);
   ~MirrorRefresher();
   MirrorRefresher(const MirrorRefresher&) = delete;
   MirrorRefresher& operator=(const MirrorRefresher&) = delete;
@@ -68,13 +91,22 @@ class MirrorRefresher {
   /// Stops refreshing (see above) and returns what the refreshes sent since the last
   /// `stop`; rethrows a device error the thread met.
   MirrorRefreshStats stop();
+  /// Stops refreshing as `stop` does, then runs `job` on the refresher's thread and
+  /// returns when it has returned, rethrowing what it threw; the caller spins meanwhile.
+  /// A device error the thread met before is rethrown without running `job`.
+  MirrorRefreshStats stop_and_run(const std::function<void()>& job);
 
  private:
   void run();
+  /// Runs the job `stop_and_run` left, with `lock` released meanwhile.
+  void run_job(std::unique_lock<std::mutex>& lock);
+  /// The thread's first driver call makes the backend current on it.
+  void make_current();
 
   DeviceBackend& backend_;
   GraphMirror& mirror_;
   const std::chrono::microseconds interval_;
+  const bool polls_;
   std::mutex mutex_;
   std::condition_variable wake_;   // the thread: resume, stop, quit
   std::condition_variable idle_;   // stop: the pass in flight ended
@@ -83,6 +115,13 @@ class MirrorRefresher {
   bool refreshing_ = false;
   bool in_pass_ = false;
   bool quit_ = false;
+  bool made_current_ = false;                   // the refresher's thread only
+  const std::function<void()>* job_ = nullptr;  // stop_and_run's, until the thread takes it
+  // What the thread hands back with a job's end (job_done_), written by it alone
+  // between taking the job and that release, read by stop_and_run after it.
+  MirrorRefreshStats job_stats_;
+  std::exception_ptr job_error_;
+  std::atomic<bool> job_done_{false};
   std::atomic<bool> stopping_{false};
   MirrorRefreshStats stats_;
   std::exception_ptr error_;

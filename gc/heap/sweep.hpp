@@ -65,16 +65,22 @@ constexpr unsigned sweep_pool_wake_microseconds(double last_mark_ms) {
   const double ms = last_mark_ms < 0 ? kMaxMs : 2 * last_mark_ms + 1;
   return static_cast<unsigned>((ms < kMaxMs ? ms : kMaxMs) * 1000);
 }
-/// Threads of such a pool: every hardware thread. The sweep runs with the threads that
-/// arrive (ThreadPool::run_arriving), so a thread woken late no longer holds it back,
-/// which made half the hardware threads the faster pool before (on the H200 host, warm
+/// Threads of such a pool: every hardware thread but one, which the device marker's
+/// host thread keeps (it runs the mark's device side while the pool's workers poll,
+/// MirrorRefresher::stop_and_run, and the pause's thread waits beside it). With every
+/// hardware thread in the pool, a worker polling on that thread's core held it back by
+/// a scheduler time slice: on the H100 host GCBench's warm gpu-bfs pauses took 2.6-2.7
+/// ms in one benchmark run instead of 0.41-0.46, and each long mark made the next
+/// wake-up's polling longer. The sweep runs with the threads that arrive
+/// (ThreadPool::run_arriving), so a thread woken late does not hold it back, which
+/// made half the hardware threads the faster pool before (on the H200 host, warm
 /// pauses of jshell and order-service with 64 MiB of garbage a round swept in
 /// 0.85-1.9 ms on 8 threads and 1.0-2.2 on 16, when every thread was waited for; on the
 /// H100 hosts GCBench's and binary-trees' warm sweeps took 0.15-0.23 ms on 8 threads
 /// and 0.11-0.18 on 16 since, the first collections' sweeps no slower with the
 /// workers' first allocation made when the pool is built).
 constexpr unsigned sleeping_sweep_pool_threads(unsigned hardware_threads) {
-  return hardware_threads > 2 ? hardware_threads : 2;
+  return hardware_threads > 3 ? hardware_threads - 1 : 2;
 }
 
 /// Frees every allocated object whose mark bit is clear. `marks` covers the heap.

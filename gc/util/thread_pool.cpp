@@ -4,24 +4,11 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "gc/util/spin.hpp"
+
 namespace gcvm {
 
 namespace {
-
-/// Polls `done` for about `microseconds`; true as soon as it holds.
-template <typename F>
-bool spin_until(F&& done, unsigned microseconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(microseconds);
-  for (;;) {
-    for (int i = 0; i < 64; ++i) {
-      if (done()) return true;
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
-    if (std::chrono::steady_clock::now() >= until) return done();
-  }
-}
 
 /// A thread's first allocation sets up its malloc arena (a fresh mapping) and touches
 /// its first pages. Workers make one when the pool is built, so that it is not made in
@@ -78,7 +65,7 @@ bool ThreadPool::arrive(std::uint64_t generation) {
 
 void ThreadPool::wait_for_left(unsigned count) {
   auto finished = [&] { return left_.load(std::memory_order_acquire) == count; };
-  if (spin_until(finished, kSpinMicroseconds)) return;
+  if (spin_until(finished, std::chrono::microseconds{kSpinMicroseconds})) return;
   for (unsigned left; (left = left_.load(std::memory_order_acquire)) != count;)
     left_.wait(left, std::memory_order_acquire);
 }
@@ -126,7 +113,7 @@ void ThreadPool::work(unsigned index) {
   unsigned poll = kSpinMicroseconds;
   for (;;) {
     auto published = [&] { return generation_.load(std::memory_order_acquire) != seen; };
-    if (!spin_until(published, poll))
+    if (!spin_until(published, std::chrono::microseconds{poll}))
       while (!published()) generation_.wait(seen, std::memory_order_acquire);
     seen = generation_.load(std::memory_order_acquire);
     if (stopping_.load(std::memory_order_relaxed)) return;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "device_fixtures.hpp"
@@ -172,13 +173,17 @@ TEST_CASE("device-error=fail: a device error in a concurrent cycle propagates") 
 }
 
 TEST_CASE("stop-the-world: device-error=cpu marks the collection again on the CPU; the default fails") {
+  // With the refresher on, the mark's device side runs on its thread
+  // (MirrorRefresher::stop_and_run): the error comes back to the pause all the same.
   for (const std::string& device : test::test_devices()) {
-    for (const bool fall_back : {true, false}) {
+    for (const auto& [fall_back, refresh] : {std::pair{true, "off"}, std::pair{false, "off"}, std::pair{true, "on"},
+                                             std::pair{false, "on"}}) {
       CAPTURE(device);
       CAPTURE(fall_back);
+      CAPTURE(refresh);
       Heap heap(HeapConfig{.limit_bytes = 16u << 20});
       test::RandomMutator mutator(heap, 17, 16);
-      FaultyMarker faulty = faulty_marker("gpu-bfs", device, {{"refresh", "off"}}, {"read_marks", 1});
+      FaultyMarker faulty = faulty_marker("gpu-bfs", device, {{"refresh", refresh}}, {"read_marks", 1});
       DeviceFallback fallback{.threads = kCpuThreads};
       if (fall_back) fallback.policy = DeviceFallback::Policy::Cpu;
       Collector collector(heap, std::move(faulty.marker), /*verify=*/true, fallback);

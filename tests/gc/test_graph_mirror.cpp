@@ -15,6 +15,8 @@
 #include "device_fixtures.hpp"
 #include "gc/device/graph_mirror.hpp"
 #include "gc/device/mirror_plan.hpp"
+#include "gc/device/mirror_refresher.hpp"
+#include "gc/device/device_registry.hpp"
 #include "gc/util/thread_pool.hpp"
 #include "gc/markers/gpu_bfs_marker.hpp"
 #include "gc/markers/gpu_dfs_marker.hpp"
@@ -436,5 +438,48 @@ TEST_CASE("the refresher copies the graph before the first pause and its growth 
     }
     CHECK(grown > 0);
     CHECK(refreshed >= grown);
+  }
+}
+
+TEST_CASE("a mark's device side runs on the refresher's thread, which resumes refreshing after it; errors reach "
+          "the caller") {
+  for (const std::string& device : test::test_devices()) {
+    for (const bool polls : {false, true}) {
+      CAPTURE(device);
+      CAPTURE(polls);
+      std::unique_ptr<DeviceBackend> backend = open_device(parse_device_selector(device));
+      GraphMirror mirror(*backend);
+      MirrorRefresher refresher(*backend, mirror, std::chrono::microseconds{50}, polls);
+      Heap heap;
+      const ShapeId node = heap.shapes().intern(2, 0);
+      std::vector<ObjectId> objects;
+      for (int i = 0; i < 2000; ++i) objects.push_back(heap.allocate(node));
+      std::mt19937_64 rng(3);
+      MirrorRefreshStats sent;
+      for (int round = 0; round < 20; ++round) {
+        CAPTURE(round);
+        refresher.resume(heap.graph(), heap.graph().changes());
+        for (int k = 0; k < 500; ++k)
+          heap.store_ref(objects[rng() % objects.size()], static_cast<std::uint32_t>(rng() % 2),
+                         objects[rng() % objects.size()]);
+        std::this_thread::sleep_for(std::chrono::microseconds(200 * (round % 3)));
+        const std::thread::id caller = std::this_thread::get_id();
+        std::thread::id ran_on = caller;
+        if (round % 5 == 4) {
+          CHECK_THROWS_WITH_AS(
+              refresher.stop_and_run([&] {
+                ran_on = std::this_thread::get_id();
+                throw DeviceError("failed on the refresher's thread");
+              }),
+              "failed on the refresher's thread", DeviceError);
+        } else {
+          sent += refresher.stop_and_run([&] { ran_on = std::this_thread::get_id(); });
+        }
+        CHECK(ran_on != caller);
+      }
+      CHECK(sent.passes > 0);
+      // Nothing runs after the last stop: the mirror stays as it is.
+      CHECK(refresher.stop().passes == 0);
+    }
   }
 }
