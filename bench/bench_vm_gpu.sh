@@ -19,7 +19,7 @@
 #   defaults: --build=build/gpu if it holds gcvm, else build/release; --reps=3
 #   --threads=16 --device=cuda, every collector; GCBench at full size (S=0), binary-trees
 #   at N=16 (the size the tables before used; the Benchmarks Game runs N=21, whose long-
-#   lived tree of 4 M objects takes binary_trees:2G:21, about a minute a run), and
+#   lived tree of 4 M objects takes binary_trees:2G:21, half a minute a run on the H100 hosts), and
 #   churn_array at full size when workloads/churn_array.gasm exists
 set -euo pipefail
 cd "$(dirname "$0")/.."
