@@ -8,7 +8,7 @@
 namespace gcvm {
 
 DeviceSession::DeviceSession(std::string_view marker, const DeviceSelector& selector,
-                             std::chrono::microseconds refresh)
+                             std::chrono::microseconds refresh, RefreshWait wait)
     : marker_(marker), automatic_(selector.automatic()) {
   if (!automatic_) {
     backend_ = open_device(selector);
@@ -24,18 +24,18 @@ DeviceSession::DeviceSession(std::string_view marker, const DeviceSelector& sele
       return;
     }
   }
-  attach(refresh);
+  attach(refresh, wait);
 }
 
 DeviceSession::DeviceSession(std::string_view marker, std::unique_ptr<DeviceBackend> backend,
-                             std::chrono::microseconds refresh)
+                             std::chrono::microseconds refresh, RefreshWait wait)
     : marker_(marker), automatic_(false), backend_(std::move(backend)) {
-  attach(refresh);
+  attach(refresh, wait);
 }
 
-void DeviceSession::attach(std::chrono::microseconds refresh) {
+void DeviceSession::attach(std::chrono::microseconds refresh, RefreshWait wait) {
   mirror_ = std::make_unique<GraphMirror>(*backend_);
-  if (refresh.count() != 0) refresher_ = std::make_unique<MirrorRefresher>(*backend_, *mirror_, refresh);
+  if (refresh.count() != 0) refresher_ = std::make_unique<MirrorRefresher>(*backend_, *mirror_, refresh, wait);
 }
 
 DeviceSession::~DeviceSession() {

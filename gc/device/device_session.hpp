@@ -43,13 +43,16 @@ class DeviceSession {
  public:
   /// Opens the selected device for marker `marker` (its name in messages); throws
   /// DeviceError for a named device that cannot be used.
-  /// `refresh`: the mirror refresher's interval, zero for none.
+  /// `refresh`: the mirror refresher's interval, zero for none; `wait`: how it waits
+  /// between passes.
   DeviceSession(std::string_view marker, const DeviceSelector& selector,
-                std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval);
+                std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval,
+                RefreshWait wait = RefreshWait::Auto);
   /// On `backend`, already open (a device that fails is always a MarkError: there is
   /// no `auto` here). The seam through which tests hand a marker a wrapped backend.
   DeviceSession(std::string_view marker, std::unique_ptr<DeviceBackend> backend,
-                std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval);
+                std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval,
+                RefreshWait wait = RefreshWait::Auto);
   ~DeviceSession();
 
   using DeviceMark = std::function<MarkStats(DeviceBackend&, GraphMirror&)>;
@@ -79,7 +82,7 @@ class DeviceSession {
   /// Remembers the graph a pause used, for the refresher.
   void note_graph(const MarkRequest& request);
   /// The mirror and, unless refresh=off, its refresher on the open backend.
-  void attach(std::chrono::microseconds refresh);
+  void attach(std::chrono::microseconds refresh, RefreshWait wait);
   /// What the refresher sent since the last pause reported it, as details (nothing with
   /// refresh=off); zeroes it.
   std::vector<std::pair<std::string, double>> take_refreshed();

@@ -19,9 +19,20 @@ std::optional<std::chrono::microseconds> MirrorRefresher::parse_interval(std::st
   return std::chrono::microseconds{microseconds};
 }
 
+std::optional<RefreshWait> MirrorRefresher::parse_wait(std::string_view value) {
+  if (value == "auto") return RefreshWait::Auto;
+  if (value == "poll") return RefreshWait::Poll;
+  if (value == "sleep") return RefreshWait::Sleep;
+  return std::nullopt;
+}
+
 MirrorRefresher::MirrorRefresher(DeviceBackend& backend, GraphMirror& mirror, std::chrono::microseconds interval,
-                                 bool polls)
-    : backend_(backend), mirror_(mirror), interval_(interval), polls_(polls), thread_([this] { run(); }) {}
+                                 RefreshWait wait)
+    : backend_(backend),
+      mirror_(mirror),
+      interval_(interval),
+      polls_(polls(wait, std::thread::hardware_concurrency())),
+      thread_([this] { run(); }) {}
 
 MirrorRefresher::~MirrorRefresher() {
   {

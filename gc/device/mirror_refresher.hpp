@@ -37,9 +37,10 @@
 // when `resume` is called again.
 //
 // Between passes the thread polls (spins on the stop flag until the next pass is due)
-// on hosts of kPollMinThreads hardware threads or more, and sleeps on smaller ones: a
-// sleeping thread woken for a pause's work added 15-25 us to the H100 hosts' pauses
-// (a futex wake-up of a virtual core), so it keeps a core while the program runs.
+// or sleeps, as the markers' `refresh-wait=` says: `auto` (the default) polls on hosts
+// of kPollMinThreads hardware threads or more and sleeps on smaller ones. A sleeping
+// thread woken for a pause's work added 15-25 us to the H100 hosts' pauses (a futex
+// wake-up of a virtual core); a polling one keeps a core while the program runs.
 // While refreshing is stopped (in a pause, or after `stop`) it sleeps.
 //
 // Thread-safety: `resume`, `stop` and `stop_and_run` may be called from any thread,
@@ -62,6 +63,9 @@
 
 namespace gcvm {
 
+/// How the refresher's thread waits between passes (see above).
+enum class RefreshWait { Auto, Poll, Sleep };
+
 class MirrorRefresher {
  public:
   /// On the H100, GCBench's and binary-trees' warm pauses were 7-15% shorter with
@@ -71,17 +75,24 @@ class MirrorRefresher {
   /// The shortest and longest intervals `parse_interval` accepts.
   static constexpr std::chrono::microseconds kMinInterval{10};
   static constexpr std::chrono::microseconds kMaxInterval{10'000'000};
-  /// Hosts with this many hardware threads or more poll between passes (see above).
+  /// With RefreshWait::Auto, hosts with this many hardware threads or more poll
+  /// between passes (see above).
   static constexpr unsigned kPollMinThreads = 8;
 
   /// The value of a marker's `refresh=` option: `on` (the default interval), `off`
   /// (zero: no refresher) or an interval in microseconds, kMinInterval..kMaxInterval;
   /// nothing for anything else.
   static std::optional<std::chrono::microseconds> parse_interval(std::string_view value);
+  /// The value of a marker's `refresh-wait=` option: auto, poll or sleep; nothing for
+  /// anything else.
+  static std::optional<RefreshWait> parse_wait(std::string_view value);
+  /// Whether a refresher told `wait` polls on a host of `hardware_threads`.
+  static constexpr bool polls(RefreshWait wait, unsigned hardware_threads) {
+    return wait == RefreshWait::Poll || (wait == RefreshWait::Auto && hardware_threads >= kPollMinThreads);
+  }
 
-  /// `polls`: poll between passes rather than sleep (see above).
   MirrorRefresher(DeviceBackend& backend, GraphMirror& mirror, std::chrono::microseconds interval = kDefaultInterval,
-                  bool polls = std::thread::hardware_concurrency() >= kPollMinThreads);
+                  RefreshWait wait = RefreshWait::Auto);
   ~MirrorRefresher();
   MirrorRefresher(const MirrorRefresher&) = delete;
   MirrorRefresher& operator=(const MirrorRefresher&) = delete;

@@ -17,8 +17,8 @@ namespace {
 constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
     "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, "
-    "refresh=on|off|<10..10000000 microseconds>, claim=checked|direct, expand=<batches>|off, "
-    "frontier=auto|queue|bitmap|<objects>";
+    "refresh=on|off|<10..10000000 microseconds>, refresh-wait=auto|poll|sleep, claim=checked|direct, "
+    "expand=<batches>|off, frontier=auto|queue|bitmap|<objects>";
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -76,6 +76,10 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       const auto interval = MirrorRefresher::parse_interval(option.value);
       if (!interval) reject_gc_option("gpu-bfs", option, kAccepted);
       o.refresh = *interval;
+    } else if (option.key == "refresh-wait") {
+      const auto wait = MirrorRefresher::parse_wait(option.value);
+      if (!wait) reject_gc_option("gpu-bfs", option, kAccepted);
+      o.refresh_wait = *wait;
     } else if (option.key == "levels-per-check") {
       o.levels_per_check = option.value == "auto" ? 0 : parse_count(option, option.value, 1);
       if (o.levels_per_check > GCVM_MAX_LEVEL_BATCH) reject_gc_option("gpu-bfs", option, kAccepted);
@@ -89,10 +93,10 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
 }
 
 GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options)
-    : options_(std::move(options)), session_("gpu-bfs", options_.device, options_.refresh) {}
+    : options_(std::move(options)), session_("gpu-bfs", options_.device, options_.refresh, options_.refresh_wait) {}
 
 GpuBfsMarker::GpuBfsMarker(GpuBfsMarkerOptions options, std::unique_ptr<DeviceBackend> backend)
-    : options_(std::move(options)), session_("gpu-bfs", std::move(backend), options_.refresh) {}
+    : options_(std::move(options)), session_("gpu-bfs", std::move(backend), options_.refresh, options_.refresh_wait) {}
 
 GpuBfsMarker::Schedule GpuBfsMarker::schedule() {
   const std::uint64_t collection = collections_++;

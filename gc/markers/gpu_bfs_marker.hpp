@@ -41,6 +41,9 @@
 //                              takes no queue= and walks huge objects in the lane)
 //   levels-per-check=auto|<n>  levels enqueued between host checks (levels mode)
 //   refresh=on|off             the mirror refreshed between pauses (DeviceSession)
+//   refresh-wait=auto|poll|sleep  the refresher's thread between passes: polls
+//                              (no wake-up when the pause hands it the mark's device
+//                              side) or sleeps; auto polls on 8+ hardware threads
 //   claim=checked|direct       async mode: read the mark word before the claim's
 //                              atomic, or take the atomic at once
 //   expand=<batches>|off       levels mode: local expansion of a narrow launch, at
@@ -99,6 +102,8 @@ struct GpuBfsMarkerOptions {
   std::uint32_t levels_per_check = 0;  // 0 = auto (the last depth, then doubling)
   /// The mirror refreshed between pauses this often (DeviceSession); zero: not at all.
   std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval;
+  /// How the refresher's thread waits between passes (MirrorRefresher).
+  RefreshWait refresh_wait = RefreshWait::Auto;
   bool checked_claims = true;          // async: a plain read of the mark word before the claim's atomic
   std::uint32_t expand_batches = 32;   // levels mode: local expansion of a narrow launch, 0 = off
   BfsFrontier frontier = BfsFrontier::Auto;

@@ -14,7 +14,8 @@ namespace {
 constexpr const char* kAccepted =
     "atomics=checked|plain, local-stack=<1..32>|off, balance=on|off, vector=on|off, wide=<threshold>, "
     "chunk=<references>|off, pool=<slots>, rounds=<n>, steps=<n>, groups=auto|<n>, launches-per-check=auto|<n>, "
-    "fallback=<threshold>:<min-launches>|off, refresh=on|off|<10..10000000 microseconds>";
+    "fallback=<threshold>:<min-launches>|off, refresh=on|off|<10..10000000 microseconds>, "
+    "refresh-wait=auto|poll|sleep";
 
 static_assert(GCVM_DFS_STATE_EDGES_LO % 2 == 0, "the 64-bit edge counter must be 8-byte aligned");
 
@@ -51,6 +52,10 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
       const auto interval = MirrorRefresher::parse_interval(option.value);
       if (!interval) reject_gc_option("gpu-dfs", option, kAccepted);
       o.refresh = *interval;
+    } else if (option.key == "refresh-wait") {
+      const auto wait = MirrorRefresher::parse_wait(option.value);
+      if (!wait) reject_gc_option("gpu-dfs", option, kAccepted);
+      o.refresh_wait = *wait;
     } else if (option.key == "balance") {
       o.balance = parse_switch(option, "on", "off");
     } else if (option.key == "vector") {
@@ -87,10 +92,10 @@ GpuDfsMarkerOptions GpuDfsMarkerOptions::parse(const GcOptions& options, const s
 }
 
 GpuDfsMarker::GpuDfsMarker(GpuDfsMarkerOptions options)
-    : options_(std::move(options)), session_("gpu-dfs", options_.device, options_.refresh) {}
+    : options_(std::move(options)), session_("gpu-dfs", options_.device, options_.refresh, options_.refresh_wait) {}
 
 GpuDfsMarker::GpuDfsMarker(GpuDfsMarkerOptions options, std::unique_ptr<DeviceBackend> backend)
-    : options_(std::move(options)), session_("gpu-dfs", std::move(backend), options_.refresh) {}
+    : options_(std::move(options)), session_("gpu-dfs", std::move(backend), options_.refresh, options_.refresh_wait) {}
 
 MarkStats GpuDfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {

@@ -90,6 +90,8 @@ struct GpuDfsMarkerOptions {
   std::uint32_t fallback_min_launches = 1;
   /// The mirror refreshed between pauses this often (DeviceSession); zero: not at all.
   std::chrono::microseconds refresh = MirrorRefresher::kDefaultInterval;
+  /// How the refresher's thread waits between passes (MirrorRefresher).
+  RefreshWait refresh_wait = RefreshWait::Auto;
   DeviceSelector device;
 
   static GpuDfsMarkerOptions parse(const GcOptions& options, const std::string& device);

@@ -696,6 +696,10 @@ TEST_CASE("gpu-bfs rejects bad options and devices with one clear message") {
   CHECK(GpuBfsMarkerOptions::parse(options_of({"refresh=250"}), "auto").refresh == std::chrono::microseconds{250});
   CHECK(GpuBfsMarkerOptions::parse(options_of({"refresh=off"}), "auto").refresh == std::chrono::microseconds{0});
   CHECK(GpuBfsMarkerOptions::parse(options_of({"refresh=on"}), "auto").refresh == MirrorRefresher::kDefaultInterval);
+  CHECK(GpuBfsMarkerOptions::parse({}, "auto").refresh_wait == RefreshWait::Auto);
+  CHECK(GpuBfsMarkerOptions::parse(options_of({"refresh-wait=sleep"}), "auto").refresh_wait == RefreshWait::Sleep);
+  CHECK(GpuBfsMarkerOptions::parse(options_of({"refresh-wait=poll"}), "auto").refresh_wait == RefreshWait::Poll);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"refresh-wait=spin"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"colour=red"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "vulkan"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "cuda:x"), ConfigError);

@@ -140,6 +140,8 @@ TEST_CASE("gpu-dfs option parsing rejects what it does not know") {
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"balance", "yes"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"refresh", "5"}}), "auto"), ConfigError);
   CHECK(GpuDfsMarkerOptions::parse(options({{"refresh", "100"}}), "auto").refresh == std::chrono::microseconds{100});
+  CHECK(GpuDfsMarkerOptions::parse(options({{"refresh-wait", "sleep"}}), "auto").refresh_wait == RefreshWait::Sleep);
+  CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"refresh-wait", "often"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"pool", "0"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"rounds", "0"}}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuDfsMarkerOptions::parse(options({{"steps", "0"}}), "auto"), ConfigError);

@@ -444,12 +444,12 @@ TEST_CASE("the refresher copies the graph before the first pause and its growth 
 TEST_CASE("a mark's device side runs on the refresher's thread, which resumes refreshing after it; errors reach "
           "the caller") {
   for (const std::string& device : test::test_devices()) {
-    for (const bool polls : {false, true}) {
+    for (const RefreshWait wait : {RefreshWait::Sleep, RefreshWait::Poll}) {
       CAPTURE(device);
-      CAPTURE(polls);
+      CAPTURE(wait == RefreshWait::Poll);
       std::unique_ptr<DeviceBackend> backend = open_device(parse_device_selector(device));
       GraphMirror mirror(*backend);
-      MirrorRefresher refresher(*backend, mirror, std::chrono::microseconds{50}, polls);
+      MirrorRefresher refresher(*backend, mirror, std::chrono::microseconds{50}, wait);
       Heap heap;
       const ShapeId node = heap.shapes().intern(2, 0);
       std::vector<ObjectId> objects;
@@ -482,4 +482,15 @@ TEST_CASE("a mark's device side runs on the refresher's thread, which resumes re
       CHECK(refresher.stop().passes == 0);
     }
   }
+}
+
+TEST_CASE("refresh-wait: auto polls on hosts of 8 hardware threads or more") {
+  static_assert(!MirrorRefresher::polls(RefreshWait::Auto, 2) && !MirrorRefresher::polls(RefreshWait::Auto, 7));
+  static_assert(MirrorRefresher::polls(RefreshWait::Auto, 8) && MirrorRefresher::polls(RefreshWait::Auto, 16));
+  static_assert(MirrorRefresher::polls(RefreshWait::Poll, 1) && !MirrorRefresher::polls(RefreshWait::Sleep, 64));
+  CHECK(MirrorRefresher::parse_wait("auto") == RefreshWait::Auto);
+  CHECK(MirrorRefresher::parse_wait("poll") == RefreshWait::Poll);
+  CHECK(MirrorRefresher::parse_wait("sleep") == RefreshWait::Sleep);
+  CHECK_FALSE(MirrorRefresher::parse_wait("spin"));
+  CHECK_FALSE(MirrorRefresher::parse_wait(""));
 }
