@@ -11,10 +11,10 @@
 // every `mark` and `snapshot` stops it before the mirror is used, and `after_pause`
 // resumes it. A `mark` runs its device side on the refresher's thread
 // (MirrorRefresher::stop_and_run: that thread's core holds the driver's launch path
-// warm) while the pause's thread waits; a snapshot, whose device side is short and
-// followed by the mutator, runs on the caller's thread. `watch` starts it before the first pause, on the graph the plan names:
-// its first pass copies the graph whole, so the first pause syncs only what changed
-// since. What it sent since the last pause is reported with the next pause's
+// warm) while the pause's thread waits; a snapshot runs on the caller's thread (its
+// mark goes on on the concurrent plan's marking thread). `watch` starts it before the
+// first pause, on the graph the plan names: its first pass copies the graph whole, so
+// the first pause syncs only what changed since. What it sent since the last pause is reported with the next pause's
 // figures (sync_refresh_*): a stop-the-world mark's statistics, or a snapshot's pause
 // details (a concurrent cycle's snapshot_details). A snapshot stops it before the sync
 // and the marking thread resumes it only once the mark is done (Marker::after_pause),

@@ -26,10 +26,11 @@
 //
 // The pause's device work on this thread (`stop_and_run`): a stop-the-world mark stops
 // refreshing and hands its whole device side (the sync, the launches, the reads) to
-// this thread, and the pause's thread waits for it, spinning. This thread made the
-// refreshes' driver calls (a patch's copy and launch every interval while the program
-// changes the graph), so its core's caches hold the driver's launch path; the pause's
-// thread ran the program, whose allocation pushed that state out of every cache. On
+// this thread, and the pause's thread waits for it, yielding its core in a loop (a
+// sleep would add its own wake-up to the pause). This thread made the refreshes'
+// driver calls (a patch's copy and launch every interval while the program changes
+// the graph), so its core's caches hold the driver's launch path; the pause's thread
+// ran the program, whose allocation pushed that state out of every cache. On
 // the H100 host two launches took 55-69 us from a thread that had just written
 // 256 MiB and 17 us from a thread that launched a kernel every 100 us (a small CUDA
 // program); a pause's first CUDA calls took 47-64 us in an instrumented gpu-bfs.
