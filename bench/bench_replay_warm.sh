@@ -8,15 +8,17 @@
 # repetition) of: the whole pause, the mark, the bytes and milliseconds of the device
 # mirror's sync in the pause, the bytes refreshes sent before it, the kernel time, the
 # mutator's stores per round, and, for context, the cold first collection's pause.
-# Every run must mark exactly what serial marks at every collection (mark digests);
-# a mismatch is printed and the script exits 1. The table comes last.
+# Every run must mark exactly what the first collector (serial by default) marks at every
+# collection (mark digests); a mismatch is printed and the script exits 1. The table comes last.
 #
 # HEAP: a .hprof, a V8 .heapsnapshot, a .gcvmtrace, or either of the last gzip'ed
 # (.gz, unpacked into a temporary folder first). Without HEAP arguments: every
 # heaps/*.gcvmtrace.gz (what bench/import/make_heaps.sh makes to be carried).
 #
 # Usage: bench/bench_replay_warm.sh [--build=DIR] [--collections=N] [--reps=R] [--mutate=SPEC]
-#          [--seed=S] [--threads=T] [--device=D] [--out=DIR] [HEAP...]
+#          [--seed=S] [--threads=T] [--device=D] [--out=DIR] [--collectors=LIST] [HEAP...]
+#   LIST = some of serial,parallel,gpu-bfs,gpu-bfs-norefresh,gpu-dfs (comma-separated;
+#   default all); marks are compared with the first one's
 #   defaults: --build=build/gpu if it holds gcvm, else build/release; --collections=8
 #   --reps=1 --seed=1 --threads=16, two specs: --mutate=rewire=0.0001 (pointer updates
 #   only) and --mutate=rewire=0.001,replace=0.0001,garbage=64M (allocation-heavy);
@@ -33,6 +35,7 @@ seed=1
 threads=16
 device=cuda
 out=
+collectors=serial,parallel,gpu-bfs,gpu-bfs-norefresh,gpu-dfs
 heaps=()
 for a in "$@"; do
   case "$a" in
@@ -44,7 +47,10 @@ for a in "$@"; do
     --threads=*) threads="${a#--threads=}" ;;
     --device=*) device="${a#--device=}" ;;
     --out=*) out="${a#--out=}" ;;
-    -*) echo "usage: $0 [--build=DIR] [--collections=N] [--reps=R] [--mutate=SPEC] [--seed=S] [--threads=T] [--device=D] [--out=DIR] [HEAP...]" >&2; exit 2 ;;
+    --collectors=*) collectors="${a#--collectors=}" ;;
+    -*) echo "usage: $0 [--build=DIR] [--collections=N] [--reps=R] [--mutate=SPEC] [--seed=S] [--threads=T]" \
+             "[--device=D] [--out=DIR] [--collectors=LIST] [HEAP...]" >&2
+        exit 2 ;;
     *) heaps+=("$a") ;;
   esac
 done
@@ -58,9 +64,19 @@ trap 'rm -rf "$tmp"' EXIT
 out=${out:-$tmp/runs}
 mkdir -p "$out"
 
-configs=("serial|--gc=serial" "parallel-$threads|--gc=parallel --gc-threads=$threads"
-         "gpu-bfs|--gc=gpu-bfs --device=$device" "gpu-bfs-norefresh|--gc=gpu-bfs --gc-opt refresh=off --device=$device"
-         "gpu-dfs|--gc=gpu-dfs --device=$device")
+all_configs=("serial|--gc=serial" "parallel-$threads|--gc=parallel --gc-threads=$threads"
+             "gpu-bfs|--gc=gpu-bfs --device=$device" "gpu-bfs-norefresh|--gc=gpu-bfs --gc-opt refresh=off --device=$device"
+             "gpu-dfs|--gc=gpu-dfs --device=$device")
+configs=()
+IFS=, read -ra wanted <<<"$collectors"
+for w in "${wanted[@]}"; do
+  found=
+  for c in "${all_configs[@]}"; do
+    label=${c%%|*}
+    [ "${label%-"$threads"}" = "$w" ] && { configs+=("$c"); found=1; }
+  done
+  [ -n "$found" ] || { echo "bench_replay_warm: no collector '$w' (serial, parallel, gpu-bfs, gpu-bfs-norefresh, gpu-dfs)" >&2; exit 2; }
+done
 names=()
 for h in "${heaps[@]}"; do
   name=$(basename "${h%.gz}")
