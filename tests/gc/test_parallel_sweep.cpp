@@ -145,3 +145,13 @@ TEST_CASE("a collection with the parallel marker sweeps on its pool and reports 
     CHECK(heap.blocks().check() == "");
   }
 }
+
+TEST_CASE("a device marker's sweep pool leaves one hardware thread to the device's host thread") {
+  static_assert(sleeping_sweep_pool_threads(1) == 2 && sleeping_sweep_pool_threads(2) == 2);
+  static_assert(sleeping_sweep_pool_threads(3) == 2 && sleeping_sweep_pool_threads(4) == 3);
+  static_assert(sleeping_sweep_pool_threads(16) == 15 && sleeping_sweep_pool_threads(128) == 127);
+  // The workers poll about twice the last mark's time plus 1 ms, at most 20 ms.
+  static_assert(sweep_pool_wake_microseconds(-1) == 20000 && sweep_pool_wake_microseconds(0.5) == 2000);
+  static_assert(sweep_pool_wake_microseconds(50) == 20000);
+  CHECK(sleeping_sweep_pool_threads(16) == 15);
+}
