@@ -67,16 +67,9 @@ mkdir -p "$out"
 all_configs=("serial|--gc=serial" "parallel-$threads|--gc=parallel --gc-threads=$threads"
              "gpu-bfs|--gc=gpu-bfs --device=$device" "gpu-bfs-norefresh|--gc=gpu-bfs --gc-opt refresh=off --device=$device"
              "gpu-dfs|--gc=gpu-dfs --device=$device")
-configs=()
-IFS=, read -ra wanted <<<"$collectors"
-for w in "${wanted[@]}"; do
-  found=
-  for c in "${all_configs[@]}"; do
-    label=${c%%|*}
-    [ "${label%-"$threads"}" = "$w" ] && { configs+=("$c"); found=1; }
-  done
-  [ -n "$found" ] || { echo "bench_replay_warm: no collector '$w' (serial, parallel, gpu-bfs, gpu-bfs-norefresh, gpu-dfs)" >&2; exit 2; }
-done
+# shellcheck source=bench/collector_choice.sh
+. bench/collector_choice.sh
+pick_collectors bench_replay_warm "$collectors" "${all_configs[@]}"
 names=()
 for h in "${heaps[@]}"; do
   name=$(basename "${h%.gz}")

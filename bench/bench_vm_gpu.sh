@@ -50,13 +50,9 @@ gcvm="$build/gcvm"
 all_configs=("serial|--gc=serial" "parallel|--gc=parallel --gc-threads=$threads"
              "gpu-bfs|--gc=gpu-bfs --device=$device" "gpu-bfs-levels|--gc=gpu-bfs --device=$device --gc-opt queue=levels"
              "gpu-dfs|--gc=gpu-dfs --device=$device")
-configs=()
-IFS=, read -ra wanted <<<"$collectors"
-for w in "${wanted[@]}"; do
-  found=
-  for c in "${all_configs[@]}"; do [ "${c%%|*}" = "$w" ] && { configs+=("$c"); found=1; }; done
-  [ -n "$found" ] || { echo "bench_vm_gpu: no collector '$w' (serial, parallel, gpu-bfs, gpu-bfs-levels, gpu-dfs)" >&2; exit 2; }
-done
+# shellcheck source=bench/collector_choice.sh
+. bench/collector_choice.sh
+pick_collectors bench_vm_gpu "$collectors" "${all_configs[@]}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0

@@ -9,12 +9,13 @@
 // mark, when the pool has two threads or more (a pool of one is the serial sweep plus
 // its task records and clocks) and the heap at least kParallelSweepMinBlocks blocks
 // (sweep.hpp); for device markers (whose host threads are otherwise idle in the
-// pause) on a pool of every hardware thread that the collector owns (made with the
-// collector: a pause creates no thread; same heap size bound), which it wakes once the
-// device has the mark's first kernels (MarkRequest::on_device_busy, ThreadPool::wake),
-// so that its threads are awake when the device's mark comes back and do not compete
-// with the mirror's sync before it; else, and for the serial marker, serially. The policy only picks
-// the threads: both sweeps leave the same heap.
+// pause) on a pool of every hardware thread but one (the device's host thread keeps
+// it, sweep.hpp) that the collector owns (made with the collector: a pause creates no
+// thread; same heap size bound), which it wakes once the device has the mark's first
+// kernels (MarkRequest::on_device_busy, ThreadPool::wake), so that its threads are
+// awake when the device's mark comes back and do not compete with the mirror's sync
+// before it; else, and for the serial marker, serially. The policy only picks the
+// threads: both sweeps leave the same heap.
 //
 // On a generational heap (gc/heap/generations.hpp) a collection is young or full. A young
 // one marks from the roots plus the remembered set's young targets with every mature

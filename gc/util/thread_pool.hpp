@@ -36,10 +36,10 @@
 // closes the gate when its part returns and then waits for exactly that many to leave,
 // so the job's state may still live on the caller's stack. A worker that read an
 // older generation fails the compare-and-swap (the gate names the current job) and
-// reads the generation again. `for_each_task`
-// runs this way (any participant may take any task, the caller all of them). On the
-// 16-core H100 hosts a parallel mark of GCBench waited 1.5-1.9 ms for a worker that
-// marked nothing (woken late), where the mark itself took 0.4 ms.
+// reads the generation again. `for_each_task` runs this way (any participant may take
+// any task, the caller all of them). On the 16-core H100 hosts a parallel mark of
+// GCBench waited 1.5-1.9 ms for a worker that marked nothing (woken late), where the
+// mark itself took 0.4 ms.
 //
 // One job at a time: `run` must not be called concurrently or from inside a job.
 #pragma once
@@ -116,7 +116,7 @@ class ThreadPool {
   std::atomic<bool> arriving_{false};
   // run_arriving: the job's generation (high 32 bits), closed (bit 31), workers arrived.
   alignas(64) std::atomic<std::uint64_t> gate_{0};
-  alignas(64) std::atomic<unsigned> left_{0};  // run_arriving: calls by arrived workers that returned
+  alignas(64) std::atomic<unsigned> left_{0};  // workers' calls of the current job that returned
 };
 
 /// Calls task(t) once for every t in [0, tasks): on the threads of `pool` (as
