@@ -181,10 +181,10 @@ class CudaBackend final : public DeviceBackend {
     pending_.clear_words = (bytes - premarked_bytes) / sizeof(std::uint32_t);
   }
 
-  void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
+  void launch_bfs_seed(std::uint32_t root_count, std::uint32_t marked_count, std::uint32_t groups) override {
     queues_[0].reserve(queue_bytes_, "a frontier queue");
     queues_[1].reserve(queue_bytes_, "a frontier queue");
-    check(cuda::launch_bfs_seed(device_roots(), root_count, marks_.as<std::uint32_t>(),
+    check(cuda::launch_bfs_seed(device_roots(), root_count, marked_count, marks_.as<std::uint32_t>(),
                                 queues_[1].as<std::uint32_t>(), level_state(), groups, stream()),
           "launching the BFS seed kernel");
   }

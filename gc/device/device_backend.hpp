@@ -227,7 +227,10 @@ class DeviceBackend {
   /// may (with the same guarantee).
   virtual void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                           std::span<const std::uint64_t> premarked) = 0;
-  virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) = 0;
+  /// Claims the first `root_count` roots of begin_mark's into the first level's queue
+  /// and sets the bits of the `marked_count` after them (objects the host marked and
+  /// scanned: its head start, gc/markers/head_start.hpp), which it does not queue.
+  virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t marked_count, std::uint32_t groups) = 0;
   virtual void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) = 0;
   /// Levels mode's bitmap frontier (bfs_mark.h, gcvm_bfs_frontier): copies the mark
   /// bitmap's `mark_words` words to the snapshot a launch with GCVM_BFS_BITMAP_OUT

@@ -84,15 +84,18 @@ void DeviceSession::fall_back(const std::string& why, std::string_view when) {
   backend_.reset();
 }
 
-MarkStats DeviceSession::mark(const MarkRequest& request, MarkBitmap& out, const DeviceMark& on_device) {
+MarkStats DeviceSession::mark(const MarkRequest& request, MarkBitmap& out, const DeviceMark& on_device,
+                              const std::function<void()>& alongside) {
   if (!backend_) return cpu_.mark(request, out);
   try {
     note_graph(request);
     MarkStats stats;
-    if (refresher_)
-      refreshed_ += refresher_->stop_and_run([&] { stats = on_device(*backend_, *mirror_); });
-    else
+    if (refresher_) {
+      refreshed_ += refresher_->stop_and_run([&] { stats = on_device(*backend_, *mirror_); }, alongside);
+    } else {
+      if (alongside) alongside();
       stats = on_device(*backend_, *mirror_);
+    }
     for (auto& detail : take_refreshed()) stats.details.push_back(std::move(detail));
     return stats;
   } catch (const DeviceError& e) {

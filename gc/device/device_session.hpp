@@ -56,8 +56,11 @@ class DeviceSession {
   ~DeviceSession();
 
   using DeviceMark = std::function<MarkStats(DeviceBackend&, GraphMirror&)>;
-  /// Runs `on_device`, or the serial marker once on the CPU (see above).
-  MarkStats mark(const MarkRequest& request, MarkBitmap& out, const DeviceMark& on_device);
+  /// Runs `on_device`, or the serial marker once on the CPU (see above). `alongside`
+  /// (if any; it must not throw) runs on the calling thread while `on_device` runs on
+  /// the refresher's, or just before it with refresh=off; not on the CPU.
+  MarkStats mark(const MarkRequest& request, MarkBitmap& out, const DeviceMark& on_device,
+                 const std::function<void()>& alongside = {});
 
   using DeviceSnapshot = std::function<std::unique_ptr<SnapshotMark>(DeviceBackend&, GraphMirror&)>;
   /// A snapshot mark (Marker::snapshot): `on_device` in the pause, and a wait for every

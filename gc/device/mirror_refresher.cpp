@@ -72,7 +72,8 @@ MirrorRefreshStats MirrorRefresher::stop() {
   return stats;
 }
 
-MirrorRefreshStats MirrorRefresher::stop_and_run(const std::function<void()>& job) {
+MirrorRefreshStats MirrorRefresher::stop_and_run(const std::function<void()>& job,
+                                                  const std::function<void()>& alongside) {
   {
     std::unique_lock lock(mutex_);
     stopping_.store(true, std::memory_order_release);
@@ -85,6 +86,7 @@ MirrorRefreshStats MirrorRefresher::stop_and_run(const std::function<void()>& jo
     job_done_.store(false, std::memory_order_relaxed);
   }
   wake_.notify_one();
+  if (alongside) alongside();
   // The pause's critical path: a wait on the condition variable (or for the mutex,
   // which the thread holds until it sleeps again) would add the caller's own wake-up
   // to it. What the thread hands back it wrote before its release of job_done_, and it

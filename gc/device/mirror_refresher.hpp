@@ -104,9 +104,11 @@ class MirrorRefresher {
   /// `stop`; rethrows a device error the thread met.
   MirrorRefreshStats stop();
   /// Stops refreshing as `stop` does, then runs `job` on the refresher's thread and
-  /// returns when it has returned, rethrowing what it threw; the caller spins meanwhile.
-  /// A device error the thread met before is rethrown without running `job`.
-  MirrorRefreshStats stop_and_run(const std::function<void()>& job);
+  /// returns when it has returned, rethrowing what it threw; the caller runs
+  /// `alongside` (if any; it must not throw) meanwhile, then yields its core until the
+  /// job is done. A device error the thread met before is rethrown without running
+  /// either.
+  MirrorRefreshStats stop_and_run(const std::function<void()>& job, const std::function<void()>& alongside = {});
 
  private:
   void run();

@@ -276,9 +276,9 @@ class OpenClBackend final : public DeviceBackend {
     check(clFinish(queue_), "uploading the roots");
   }
 
-  void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
+  void launch_bfs_seed(std::uint32_t root_count, std::uint32_t marked_count, std::uint32_t groups) override {
     for (ClBuffer& q : queues_) q.reserve(context_, vertices_ * sizeof(std::uint32_t), "a frontier queue");
-    set_args(seed_, root_count, marks_.get(), queues_[1].get(), state_and_roots_.get());
+    set_args(seed_, root_count, marked_count, marks_.get(), queues_[1].get(), state_and_roots_.get());
     launch_kernel(seed_, groups, "the BFS seed kernel");
   }
 

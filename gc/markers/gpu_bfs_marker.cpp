@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <exception>
+#include <thread>
 
 #include "gc/markers/cpu_finish.hpp"
 #include "gc/markers/snapshot_mark.hpp"
+#include "gc/util/spin.hpp"
 #include "gc/util/stopwatch.hpp"
 #include "kernels/common/mark_layout.h"
 
@@ -18,7 +22,7 @@ constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
     "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, "
     "refresh=on|off|<10..10000000 microseconds>, refresh-wait=auto|poll|sleep, claim=checked|direct, "
-    "expand=<batches>|off, frontier=auto|queue|bitmap|<objects>";
+    "expand=<batches>|off, frontier=auto|queue|bitmap|<objects>, head-start=<objects>|off";
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -72,6 +76,8 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
         o.frontier = BfsFrontier::Threshold;
         o.frontier_min_objects = parse_count(option, option.value, 1);
       }
+    } else if (option.key == "head-start") {
+      o.head_start = option.value == "off" ? 0 : parse_count(option, option.value, 1);
     } else if (option.key == "refresh") {
       const auto interval = MirrorRefresher::parse_interval(option.value);
       if (!interval) reject_gc_option("gpu-bfs", option, kAccepted);
@@ -127,19 +133,60 @@ bool GpuBfsMarker::bitmap_frontier(std::uint32_t level, std::uint64_t mark_words
   return held(level) || held(level + 1);
 }
 
+/// The head start, walked on the pause's thread (DeviceSession::mark's `alongside`)
+/// while the refresher's thread syncs the mirror; that thread takes it before it
+/// uploads the roots. With refresh=off both run on one thread, the walk first.
+class GpuBfsMarker::HeadStartHandoff {
+ public:
+  explicit HeadStartHandoff(HeadStart& storage) : head_(storage) {}
+  void walk(const RefGraph& graph, std::span<const ObjectId> roots, const HeadStartLimits& limits) noexcept {
+    try {
+      walk_head_start(graph, roots, limits, head_);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    ready_.store(true, std::memory_order_release);
+  }
+  /// Waits for the walk (microseconds, at most the walk's own time past the sync's),
+  /// rethrowing what it threw.
+  const HeadStart& take() {
+    const auto ready = [&] { return ready_.load(std::memory_order_acquire); };
+    while (!spin_until(ready, std::chrono::microseconds(200))) std::this_thread::yield();
+    if (error_) std::rethrow_exception(error_);
+    return head_;
+  }
+
+ private:
+  HeadStart& head_;
+  std::atomic<bool> ready_{false};
+  std::exception_ptr error_;  // written before ready_'s release
+};
+
 MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
-  return session_.mark(request, out, [&](DeviceBackend& backend, GraphMirror& mirror) {
-    const Stopwatch clock;
-    const Pause pause = begin_on_device(backend, mirror, request, true);
-    MarkStats stats = finish_on_device(backend, mirror, pause, &request, out);
-    stats.mark_ms = clock.elapsed_ms();
-    return stats;
-  });
+  const Schedule schedule = this->schedule();
+  // Levels mode from the roots, and not the lanes (each marks from its slice of the
+  // roots alone) nor a mark with premarked objects (which it must not scan).
+  const bool head_start = options_.head_start != 0 && schedule != Schedule::Async && !options_.split &&
+                          MarkBitmap::count_bits(request.premarked) == 0;
+  HeadStartHandoff handoff(head_start_);
+  const auto walk = [&] {
+    handoff.walk(request.graph, request.roots, HeadStartLimits::for_width(options_.head_start));
+  };
+  return session_.mark(
+      request, out,
+      [&](DeviceBackend& backend, GraphMirror& mirror) {
+        const Stopwatch clock;
+        const Pause pause = begin_on_device(backend, mirror, request, true, schedule, head_start ? &handoff : nullptr);
+        MarkStats stats = finish_on_device(backend, mirror, pause, &request, out);
+        stats.mark_ms = clock.elapsed_ms();
+        return stats;
+      },
+      head_start ? std::function<void()>(walk) : std::function<void()>());
 }
 
 std::unique_ptr<SnapshotMark> GpuBfsMarker::snapshot(const MarkRequest& request) {
   return session_.snapshot(*this, request, [&](DeviceBackend& backend, GraphMirror& mirror) {
-    const Pause pause = begin_on_device(backend, mirror, request, false);
+    const Pause pause = begin_on_device(backend, mirror, request, false, schedule(), nullptr);
     auto mark = std::make_unique<DeferredMark>([this, &backend, &mirror, pause](MarkBitmap& out) {
       backend.make_current();
       return finish_on_device(backend, mirror, pause, nullptr, out);
@@ -151,7 +198,8 @@ std::unique_ptr<SnapshotMark> GpuBfsMarker::snapshot(const MarkRequest& request)
 }
 
 GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphMirror& mirror,
-                                                  const MarkRequest& request, bool allow_fallback) {
+                                                  const MarkRequest& request, bool allow_fallback, Schedule schedule,
+                                                  HeadStartHandoff* head) {
   Pause pause;
   const DeviceInfo& info = backend.info();
   pause.sync = mirror.sync(request.graph, request.changes, SyncEnd::BeforeNextLaunch);
@@ -165,7 +213,6 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   launch.fallback_threshold = options_.fallback_threshold;
   launch.fallback_min_level = options_.fallback_min_levels;
   launch.narrow_rounds = options_.narrow_rounds;
-  const Schedule schedule = this->schedule();
   pause.async = schedule == Schedule::Async;
   launch.expand_batches = schedule == Schedule::DepthProbe ? 0 : options_.expand_batches;
   const unsigned resident = pause.async ? backend.async_resident_groups() : info.resident_groups;
@@ -174,10 +221,23 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
                                     : std::min(options_.sms, std::max(1u, info.compute_units)) * per_unit;
 
   pause.block_count = request.block_count;
-  pause.root_count = static_cast<std::uint32_t>(request.roots.size());
+  std::span<const ObjectId> roots = request.roots;
+  if (head != nullptr) {
+    const HeadStart& walked = head->take();
+    pause.head_levels = walked.levels;
+    pause.head_references = walked.references;
+    pause.head_ms = walked.ms;
+    if (walked.levels != 0) {
+      seed_.assign(walked.frontier.begin(), walked.frontier.end());
+      seed_.insert(seed_.end(), walked.scanned.begin(), walked.scanned.end());
+      roots = seed_;
+      pause.head_marked = static_cast<std::uint32_t>(walked.scanned.size());
+    }
+  }
+  pause.root_count = static_cast<std::uint32_t>(roots.size()) - pause.head_marked;
   pause.premarked_objects = MarkBitmap::count_bits(request.premarked);
   const Stopwatch roots_clock;
-  backend.begin_mark(request.roots, std::uint64_t{request.block_count} * 2, request.premarked);
+  backend.begin_mark(roots, std::uint64_t{request.block_count} * 2, request.premarked);
   pause.chunk_edges = pause.async ? GCVM_ASYNC_CHUNK_EDGES : GCVM_CHUNK_EDGES;
   pause.chunk_capacity = chunk_queue_capacity(mirror.edges(), pause.chunk_edges);
   backend.begin_chunks(pause.chunk_capacity);
@@ -195,8 +255,9 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   const std::uint64_t mark_words = std::uint64_t{pause.block_count} * 2;
   backend.timer_start();
   const std::uint32_t root_count = pause.root_count;
+  const std::uint32_t seeded = root_count + pause.head_marked;
   const std::uint32_t seed_groups =
-      std::max(1u, std::min<std::uint32_t>(launch.groups, (root_count + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
+      std::max(1u, std::min<std::uint32_t>(launch.groups, (seeded + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
   std::vector<std::uint32_t> state;
   std::uint64_t host_checks = 1;
   std::uint32_t bitmap_launches = 0;  // levels mode: launches that left their winners in the bitmap
@@ -250,7 +311,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       download_ms += gather_clock.elapsed_ms();
     }
   } else {
-    backend.launch_bfs_seed(root_count, seed_groups);
+    backend.launch_bfs_seed(root_count, pause.head_marked, seed_groups);
     std::uint32_t level = 1;
     // auto: the first check after as many levels as the last levels collection of the
     // same kind (launches that expand need fewer than those that do not: queue=auto's
@@ -298,7 +359,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
         batch = predicted && host_checks == 1 ? 1 : std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
     }
     const std::uint32_t launches_run = state[GCVM_STATE_LEVELS_RUN];
-    if (!expanding) depth_last_counted_ = launches_run;  // one launch a BFS level
+    if (!expanding) depth_last_counted_ = pause.head_levels + launches_run;  // one launch a BFS level
     // Queue L's size is count[L] of the ring, intact while no launch went round it
     // (launch L clears slot L + 2).
     last_queue_counts_.assign(1, 0);
@@ -343,13 +404,16 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   // check, or marks the CPU added, are counted here.
   const std::uint64_t marked_bits = marks_read && !fallback ? state[GCVM_STATE_MARKED] : out.count();
   stats.marked_objects = marked_bits - pause.premarked_objects;
-  stats.edges_traversed = gpu_edges + cpu_edges;
+  stats.edges_traversed = pause.head_references + gpu_edges + cpu_edges;
   stats.mark_ms = clock.elapsed_ms();
   const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
   stats.details = pause.sync.details();
   stats.details.insert(stats.details.end(), {
       {"async", async ? 1.0 : 0.0},
-      {"root_bytes", static_cast<double>(std::uint64_t{root_count} * sizeof(ObjectId))},
+      {"root_bytes", static_cast<double>(std::uint64_t{seeded} * sizeof(ObjectId))},
+      {"head_start_levels", static_cast<double>(pause.head_levels)},
+      {"head_start_objects", static_cast<double>(pause.head_marked)},
+      {"head_start_ms", pause.head_ms},
       {"root_upload_ms", pause.roots_ms},
       {"kernel_ms", kernel_ms},
       {"kernel_gteps", kernel_ms > 0 ? gpu_edges / (kernel_ms * 1e6) : 0.0},

@@ -59,8 +59,14 @@
 //                              least that many objects in the last levels collection,
 //                              queue for the others; auto: that, at one object in 32
 //                              of the heap's slots (at least kBitmapFrontierMinObjects)
+//   head-start=<objects>|off   levels mode, stop-the-world marks: the host walks the
+//                              first levels while none holds more than <objects>
+//                              (gc/markers/head_start.hpp), on the pause's thread while
+//                              the refresher's thread syncs the mirror, and the device
+//                              begins from the level after them
 // Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
-// (levels), all SMs, refresh on, checked claims, expand 32, frontier auto. Objects of
+// (levels), all SMs, refresh on, checked claims, expand 32, frontier auto,
+// head-start 128. Objects of
 // more than GCVM_CHUNK_SPLIT references are always split into chunks that every group takes
 // (kernels/common/bfs_mark.h).
 //
@@ -78,6 +84,7 @@
 
 #include "gc/device/device_session.hpp"
 #include "gc/markers/gc_options.hpp"
+#include "gc/markers/head_start.hpp"
 #include "gc/markers/marker.hpp"
 #include "kernels/common/mark_layout.h"
 
@@ -108,7 +115,15 @@ struct GpuBfsMarkerOptions {
   std::uint32_t expand_batches = 32;   // levels mode: local expansion of a narrow launch, 0 = off
   BfsFrontier frontier = BfsFrontier::Auto;
   std::uint32_t frontier_min_objects = 0;  // BfsFrontier::Threshold
+  /// Levels mode, stop-the-world marks: the widest level the host walks before the
+  /// device begins (HeadStartLimits::for_width), 0 = off.
+  std::uint32_t head_start = kDefaultHeadStart;
   DeviceSelector device;
+
+  /// The CPU walks a level of n objects in about n x 50 ns of memory latency,
+  /// overlapped; the device about 5-6 us a level of up to a batch however few objects
+  /// it holds (H100, local expansion): a level of 128 costs both alike.
+  static constexpr std::uint32_t kDefaultHeadStart = 128;
 
   static GpuBfsMarkerOptions parse(const GcOptions& options, const std::string& device);
 };
@@ -133,31 +148,39 @@ class GpuBfsMarker final : public Marker {
   void watch(const RefGraph& graph, GraphChanges* changes) override { session_.watch(graph, changes); }
 
  private:
+  /// A collection's schedule (queue=auto: the policy in the header comment).
+  enum class Schedule {
+    Async,
+    Levels,
+    DepthProbe,  // levels without local expansion, so that the launches count the heap's BFS levels
+  };
   /// What the pause's part of a mark leaves for the rest.
   struct Pause {
     MirrorSyncStats sync;
     BfsLaunch launch;
     bool async = false;
     std::uint32_t block_count = 0;
-    std::uint32_t root_count = 0;
+    std::uint32_t root_count = 0;    // queued by the seed: the roots, or the head start's frontier
+    std::uint32_t head_marked = 0;   // the head start's scanned objects, after them in the buffer
+    std::uint32_t head_levels = 0;
+    std::uint64_t head_references = 0;
+    double head_ms = 0;
     std::uint64_t premarked_objects = 0;
     std::uint32_t chunk_edges = GCVM_CHUNK_EDGES;  // references of a chunk (async mode's are smaller)
     std::uint64_t chunk_capacity = 0;
     double roots_ms = 0;
   };
-  /// Syncs the mirror, chooses the schedule, uploads the roots.
-  Pause begin_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request, bool allow_fallback);
+  class HeadStartHandoff;
+  /// Syncs the mirror, then uploads the roots, or the head start's frontier and scanned
+  /// objects when `head` is given (waiting for it).
+  Pause begin_on_device(DeviceBackend& backend, GraphMirror& mirror, const MarkRequest& request, bool allow_fallback,
+                        Schedule schedule, HeadStartHandoff* head);
   /// Launches and downloads; `request` is the pause's request, null in a snapshot mark
   /// (which allows no CPU fallback): a fallback finishes on its graph, and its
   /// on_device_busy is called once the first kernels are enqueued.
   MarkStats finish_on_device(DeviceBackend& backend, GraphMirror& mirror, const Pause& pause,
                              const MarkRequest* request, MarkBitmap& out);
-  /// This collection's schedule (queue=auto: the policy in the header comment).
-  enum class Schedule {
-    Async,
-    Levels,
-    DepthProbe,  // levels without local expansion, so that the launches count the heap's BFS levels
-  };
+  /// This collection's schedule.
   Schedule schedule();
 
   /// queue=auto: a depth probe every this many collections, and async in between when
@@ -195,6 +218,8 @@ class GpuBfsMarker final : public Marker {
   /// ([1]) or did not ([0]: levels mode with expand=off, queue=auto's depth probes).
   std::array<std::uint32_t, 2> levels_last_needed_{};
   std::vector<std::uint32_t> last_queue_counts_;  // queue sizes of the last levels collection, by launch
+  HeadStart head_start_;                          // the last one's storage
+  std::vector<ObjectId> seed_;                    // the head start's frontier, then its scanned objects
   DeviceSession session_;
 };
 

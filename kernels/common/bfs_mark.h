@@ -595,14 +595,20 @@ GCVM_DEVICE void gcvm_claim_roots(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u64 fr
   gcvm_stage_flush(sh, out, 1);
 }
 
-/* Level 0: claims the roots into queue 1 (count[1]). */
-GCVM_DEVICE void gcvm_bfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count, GCVM_GLOBAL gcvm_u32* marks,
-                               GCVM_GLOBAL gcvm_u32* out_queue, GCVM_GLOBAL gcvm_u32* state,
-                               GCVM_LOCAL struct gcvm_bfs_shared* sh) {
+/* Level 0: claims roots[0, root_count) into queue 1 (count[1]), and sets the bits of
+ * roots[root_count, root_count + marked_count): objects the host marked and scanned
+ * before the launch (its head start, gc/markers/head_start.hpp), which are not queued.
+ * The two ranges are disjoint. */
+GCVM_DEVICE void gcvm_bfs_seed(const GCVM_GLOBAL gcvm_u32* roots, gcvm_u32 root_count, gcvm_u32 marked_count,
+                               GCVM_GLOBAL gcvm_u32* marks, GCVM_GLOBAL gcvm_u32* out_queue,
+                               GCVM_GLOBAL gcvm_u32* state, GCVM_LOCAL struct gcvm_bfs_shared* sh) {
   gcvm_bfs_init_shared(sh, 1);
   const struct gcvm_out out = {out_queue, state + GCVM_STATE_COUNT + 1u, 0, state, 0u, 0u, 0};
-  gcvm_claim_roots(roots, (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE, root_count,
-                   (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE, marks, sh, out);
+  const gcvm_u64 first = (gcvm_u64)GCVM_GROUP_ID() * GCVM_GROUP_SIZE;
+  const gcvm_u64 stride = (gcvm_u64)GCVM_GROUP_COUNT() * GCVM_GROUP_SIZE;
+  gcvm_claim_roots(roots, first, root_count, stride, marks, sh, out);
+  for (gcvm_u64 i = first + GCVM_LOCAL_ID(); i < marked_count; i += stride)
+    gcvm_claim_issue(marks, roots[root_count + i]);
 }
 
 /* Collective: scans the objects of one batch, one per thread (GCVM_NULL_REF for

@@ -9,8 +9,9 @@
 
 namespace gcvm::cuda {
 
-cudaError_t launch_bfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
-                            std::uint32_t* out_queue, std::uint32_t* state, std::uint32_t groups, cudaStream_t stream);
+cudaError_t launch_bfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t marked_count,
+                            std::uint32_t* marks, std::uint32_t* out_queue, std::uint32_t* state, std::uint32_t groups,
+                            cudaStream_t stream);
 
 /// The arguments of one BFS level launch (kernels/common/bfs_mark.h, gcvm_bfs_level).
 struct BfsLevelArgs {

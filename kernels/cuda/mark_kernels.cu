@@ -21,10 +21,10 @@ namespace gcvm::cuda {
 namespace {
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
-    bfs_seed_kernel(const gcvm_u32* roots, gcvm_u32 root_count, gcvm_u32* marks, gcvm_u32* out_queue,
-                    gcvm_u32* state) {
+    bfs_seed_kernel(const gcvm_u32* roots, gcvm_u32 root_count, gcvm_u32 marked_count, gcvm_u32* marks,
+                    gcvm_u32* out_queue, gcvm_u32* state) {
   __shared__ gcvm_bfs_shared shared;
-  gcvm_bfs_seed(roots, root_count, marks, out_queue, state, &shared);
+  gcvm_bfs_seed(roots, root_count, marked_count, marks, out_queue, state, &shared);
 }
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
@@ -99,10 +99,10 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE) pause_setup_kernel(PauseSetup
 
 }  // namespace
 
-cudaError_t launch_bfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t* marks,
-                            std::uint32_t* out_queue, std::uint32_t* state, std::uint32_t groups,
-                            cudaStream_t stream) {
-  bfs_seed_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(roots, root_count, marks, out_queue, state);
+cudaError_t launch_bfs_seed(const std::uint32_t* roots, std::uint32_t root_count, std::uint32_t marked_count,
+                            std::uint32_t* marks, std::uint32_t* out_queue, std::uint32_t* state,
+                            std::uint32_t groups, cudaStream_t stream) {
+  bfs_seed_kernel<<<groups, GCVM_GROUP_SIZE, 0, stream>>>(roots, root_count, marked_count, marks, out_queue, state);
   return cudaGetLastError();
 }
 

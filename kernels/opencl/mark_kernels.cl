@@ -8,9 +8,9 @@
 #include "memory_ops.h"
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_seed_kernel(
-    uint root_count, __global uint* marks, __global uint* out_queue, __global uint* state) {
+    uint root_count, uint marked_count, __global uint* marks, __global uint* out_queue, __global uint* state) {
   __local struct gcvm_bfs_shared shared;
-  gcvm_bfs_seed(state + GCVM_STATE_ROOTS, root_count, marks, out_queue, state, &shared);
+  gcvm_bfs_seed(state + GCVM_STATE_ROOTS, root_count, marked_count, marks, out_queue, state, &shared);
 }
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_level_kernel(

@@ -79,9 +79,9 @@ class FaultyBackend final : public DeviceBackend {
     trigger_.call("begin_mark");
     real_->begin_mark(roots, mark_words, premarked);
   }
-  void launch_bfs_seed(std::uint32_t root_count, std::uint32_t groups) override {
+  void launch_bfs_seed(std::uint32_t root_count, std::uint32_t marked_count, std::uint32_t groups) override {
     trigger_.call("launch_bfs_seed");
-    real_->launch_bfs_seed(root_count, groups);
+    real_->launch_bfs_seed(root_count, marked_count, groups);
   }
   void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) override {
     trigger_.call("launch_bfs_level");

@@ -3,6 +3,7 @@
 // heaps, random graphs, edge cases and mutated heaps (device mirror kept exact).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,14 @@ using namespace gcvm;
 
 namespace {
 
+/// The options of `texts`, with the host's head start off unless they name it: the
+/// cases below are about the device's schedules, whose small heaps the head start
+/// would otherwise walk on the host; the head start's own cases name it.
 GcOptions options_of(std::initializer_list<const char*> texts) {
   GcOptions options;
   for (const char* t : texts) options.push_back(parse_gc_option(t));
+  if (std::ranges::none_of(options, [](const GcOption& o) { return o.key == "head-start"; }))
+    options.push_back(parse_gc_option("head-start=off"));
   return options;
 }
 
@@ -53,6 +59,12 @@ std::vector<GcOptions> option_matrix() {
   matrix.push_back(options_of({"queue=levels", "frontier=bitmap", "offsets=prefix", "vector=off", "wide=1"}));
   matrix.push_back(options_of({"queue=levels", "frontier=bitmap", "fallback=20:5", "levels-per-check=1"}));
   matrix.push_back(options_of({"queue=levels", "frontier=bitmap", "wide=off", "fallback=1000:0"}));
+  matrix.push_back(options_of({"head-start=128"}));
+  matrix.push_back(options_of({"queue=levels", "head-start=1"}));
+  matrix.push_back(options_of({"queue=levels", "head-start=4", "fallback=20:5", "expand=off"}));
+  matrix.push_back(options_of({"queue=levels", "head-start=16", "frontier=bitmap", "fallback=off"}));
+  matrix.push_back(options_of({"queue=async", "head-start=128"}));
+  matrix.push_back(options_of({"sms=split", "head-start=128"}));
   return matrix;
 }
 
@@ -108,6 +120,8 @@ TEST_CASE("gpu-bfs on random graphs of many shapes") {
                                          options_of({"queue=levels", "expand=2", "fallback=off"}),
                                          options_of({"queue=levels", "frontier=bitmap"}),
                                          options_of({"queue=levels", "frontier=bitmap", "offsets=prefix"}),
+                                         options_of({"head-start=128"}),
+                                         options_of({"queue=levels", "head-start=3", "fallback=off"}),
                                          options_of({"sms=split"})};
   for (const char* spec : {"rmat:13", "rmat:11:40", "random:20000:0", "random:20000:1", "random:3000:40", "lists:7x3"})
     check_spec(spec, matrix);
@@ -122,6 +136,8 @@ TEST_CASE("gpu-bfs on edge cases: empty roots, null-only objects, self-loops, hu
                                          options_of({"queue=levels", "fallback=2:1"}),
                                          options_of({"queue=levels", "frontier=bitmap"}),
                                          options_of({"queue=levels", "frontier=bitmap", "fallback=2:1"}),
+                                         options_of({"head-start=128"}),
+                                         options_of({"queue=levels", "head-start=100000", "fallback=2:1"}),
                                          options_of({"sms=split"})};
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
@@ -155,6 +171,50 @@ TEST_CASE("gpu-bfs on edge cases: empty roots, null-only objects, self-loops, hu
     CAPTURE(device);
     GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"fallback=20:5"}), device));
     check_same_as_serial(request, gpu);
+    // The head start walks the chain's first 8 x 16 objects, the device the next few,
+    // the CPU fallback the rest.
+    GpuBfsMarker headed(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "head-start=16"}), device));
+    const MarkStats stats = check_same_as_serial(request, headed);
+    CHECK(stats.detail("head_start_levels") == 128.0);
+    CHECK(stats.detail("fallback_objects").value_or(0) > 0.0);
+  }
+}
+
+TEST_CASE("gpu-bfs levels mode: the host's head start walks a tree's narrow levels, the device the rest") {
+  // tree:12: 13 levels of 1, 2, 4, ... 4,096 objects. head-start=128 walks levels
+  // 0-7 (255 objects) and the device begins with level 8's 256.
+  auto built = test::build("tree:12");
+  const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const char* queue : {"queue=levels", "queue=auto"}) {
+      CAPTURE(std::string(queue));
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({queue, "head-start=128"}), device));
+      for (int collection = 0; collection < 3; ++collection) {
+        const MarkStats stats = check_same_as_serial(request, gpu);
+        CHECK(stats.detail("head_start_levels") == 8.0);
+        CHECK(stats.detail("head_start_objects") == 255.0);
+        CHECK(stats.detail("root_bytes") == (256.0 + 255.0) * 4);
+        // queue=auto's first collection is a depth probe, which counts the host's
+        // levels with its launches'.
+        if (collection == 0 && std::string(queue) == "queue=auto") CHECK(stats.detail("iterations") == 5.0);
+      }
+    }
+    // Off, or with more roots than a level may hold, the device marks from the roots.
+    for (const char* off : {"head-start=off", "head-start=0"}) {
+      if (std::string(off) == "head-start=0") {
+        CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({off}), device), ConfigError);
+        continue;
+      }
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", off}), device));
+      CHECK(check_same_as_serial(request, gpu).detail("head_start_levels") == 0.0);
+    }
+    auto wide = test::build("lists:64x100");
+    const MarkRequest many_roots{wide.heap->graph(), wide.builder->roots(), wide.heap->blocks().high_water()};
+    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "head-start=63"}), device));
+    const MarkStats stats = check_same_as_serial(many_roots, gpu);
+    CHECK(stats.detail("head_start_levels") == 0.0);
+    CHECK(stats.detail("root_bytes") == 64.0 * 4);
   }
 }
 
@@ -301,7 +361,7 @@ TEST_CASE("gpu-bfs levels mode: a narrow launch expands locally; depth probes an
     }
     // queue=auto: the first collection is a depth probe; 13 levels is shallow, so the
     // next runs levels mode, expanded.
-    GpuBfsMarker automatic(GpuBfsMarkerOptions::parse({}, device));
+    GpuBfsMarker automatic(GpuBfsMarkerOptions::parse(options_of({}), device));
     const MarkStats probe = check_same_as_serial(request, automatic);
     CHECK(probe.detail("iterations") == 13.0);
     CHECK(probe.detail("kept_objects") == 0.0);
