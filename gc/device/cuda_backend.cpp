@@ -13,6 +13,7 @@
 #include "gc/device/cuda_host_pinner.hpp"
 #include "gc/device/cuda_memory.hpp"
 #include "gc/device/driver_teardown.hpp"
+#include "gc/heap/mark_word_allocator.hpp"
 #include "kernels/common/mark_layout.h"
 #include "kernels/common/partition_layout.h"
 #include "kernels/cuda/launchers.hpp"
@@ -43,6 +44,9 @@ class CudaBackend final : public DeviceBackend {
     state_and_roots_.reserve((GCVM_STATE_ROOTS + 1) * sizeof(std::uint32_t), "the level state and the roots");
     staging_.prepare();
     readback_.prepare();
+    // Mark bitmaps allocated from now on are page-locked: the marks are read into them
+    // directly (PinnedReadback).
+    install_mark_word_pinner(CudaHostPinner::instance());
     try {
       setup_host_.reserve(kSetupHostBytes, "the level state and the roots");
     } catch (const DeviceError&) {

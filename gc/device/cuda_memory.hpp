@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "gc/device/cuda_host_pinner.hpp"
 #include "gc/device/device_backend.hpp"
 
 namespace gcvm::cuda_memory {
@@ -111,10 +112,13 @@ class PinnedBuffer {
 /// Device-to-host reads of a pause (the level state, the marks, fallback queues)
 /// through page-locked memory: on the H200 host a 256 KiB read into pageable memory
 /// took 0.06 ms and one into pinned memory 0.013 ms, and a host memcpy of 256 KiB costs
-/// less than the difference. Reads up to kBytes go through one pinned buffer, allocated
-/// when the backend opens (page-locking takes milliseconds: not in a pause); larger
-/// reads, where the memcpy would cost what the pinned copy saves, and every read if
-/// the buffer cannot be had, go directly.
+/// less than the difference. A read into page-locked memory (a mark bitmap's storage,
+/// page-locked once a CUDA backend opens: gc/heap/mark_word_allocator.hpp) goes
+/// directly: copying GCBench's 246 KB of marks out of the buffer took 27-33 µs of each
+/// warm pause on the H100 host. Other reads up to kBytes go through one pinned buffer,
+/// allocated when the backend opens (page-locking takes milliseconds: not in a pause);
+/// larger reads, where the memcpy would cost what the pinned copy saves, and every read
+/// if the buffer cannot be had, go directly.
 class PinnedReadback {
  public:
   static constexpr std::size_t kBytes = std::size_t{1} << 20;
@@ -150,13 +154,16 @@ class PinnedReadback {
   }
 
   /// The reads in order after all work enqueued on `stream`, with one wait for them
-  /// all: each that fits what is left of the buffer goes through it, the rest directly.
+  /// all: each into page-locked memory (a mark bitmap's, gc/heap/mark_word_allocator.hpp)
+  /// directly, each other that fits what is left of the buffer through it, the rest
+  /// directly.
   void read(std::span<const Read> reads, cudaStream_t stream, const char* what) {
     std::size_t used = 0;
     staged_.clear();
+    const CudaHostPinner& pinner = *CudaHostPinner::instance();
     for (const Read& r : reads) {
       if (r.bytes == 0) continue;
-      const bool staged = buffer_ != nullptr && used + r.bytes <= kBytes;
+      const bool staged = buffer_ != nullptr && used + r.bytes <= kBytes && pinner.pinned_from(r.to) < r.bytes;
       std::byte* at = static_cast<std::byte*>(buffer_) + used;
       check(cudaMemcpyAsync(staged ? at : r.to, r.from, r.bytes, cudaMemcpyDeviceToHost, stream), what);
       if (staged) {

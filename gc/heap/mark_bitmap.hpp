@@ -10,9 +10,14 @@
 #include <span>
 #include <vector>
 
+#include "gc/heap/mark_word_allocator.hpp"
 #include "heapgraph/object_id.hpp"
 
 namespace gcvm {
+
+/// A bitmap's words: page-locked for device reads where a device backend asked for it
+/// (mark_word_allocator.hpp).
+using MarkWords = std::vector<std::uint64_t, MarkWordAllocator<std::uint64_t>>;
 
 class MarkBitmap {
  public:
@@ -53,12 +58,12 @@ class MarkBitmap {
     for (std::uint64_t w : words) total += static_cast<std::uint64_t>(std::popcount(w));
     return total;
   }
-  std::vector<std::uint64_t>& words() { return words_; }
-  const std::vector<std::uint64_t>& words() const { return words_; }
+  MarkWords& words() { return words_; }
+  const MarkWords& words() const { return words_; }
   friend bool operator==(const MarkBitmap&, const MarkBitmap&) = default;
 
  private:
-  std::vector<std::uint64_t> words_;
+  MarkWords words_;
 };
 
 }  // namespace gcvm

@@ -26,13 +26,13 @@ std::unique_ptr<Marker> cpu_marker(const std::string& name) {
 
 /// Builds `spec`, collects it, then runs `rounds` rounds each followed by a collection;
 /// returns the mark words after every collection.
-std::vector<std::vector<std::uint64_t>> mutated_marks(const std::string& spec, const MutationSpec& mutation,
+std::vector<MarkWords> mutated_marks(const std::string& spec, const MutationSpec& mutation,
                                                       std::uint64_t seed, int rounds,
                                                       const std::string& marker = "serial") {
   test::BuiltHeap built = test::build(spec);
   Collector collector(*built.heap, cpu_marker(marker), true);
   SyntheticMutator mutator(*built.heap, mutation, seed);
-  std::vector<std::vector<std::uint64_t>> marks;
+  std::vector<MarkWords> marks;
   collector.collect(built.builder->roots(), "first");
   marks.push_back(collector.last_marks().words());
   for (int i = 0; i < rounds; ++i) {
@@ -102,7 +102,7 @@ TEST_CASE("an empty spec changes nothing; a heap limit too small for the garbage
   test::BuiltHeap built = test::build("list:1000", kDefaultGraphSeed, config);
   Collector collector(*built.heap, cpu_marker("serial"), false);
   collector.collect(built.builder->roots(), "first");
-  const std::vector<std::uint64_t> before = collector.last_marks().words();
+  const MarkWords before = collector.last_marks().words();
   SyntheticMutator idle(*built.heap, MutationSpec{}, 1);
   const MutationStats none = idle.mutate(collector.last_marks());
   CHECK(none.stores == 0);
@@ -159,7 +159,7 @@ TEST_CASE("a round polls its safepoint every interval's stores and allocations, 
 
 TEST_CASE("a round on what the mutator reaches now is the round on the last collection's marks") {
   const MutationSpec spec{.rewire = 0.1, .replace = 0.05, .garbage_bytes = 32 * 1024};
-  std::vector<std::vector<std::uint64_t>> by_marks = mutated_marks("random:3000:4", spec, 3, 2);
+  std::vector<MarkWords> by_marks = mutated_marks("random:3000:4", spec, 3, 2);
   test::BuiltHeap built = test::build("random:3000:4");
   Collector collector(*built.heap, cpu_marker("serial"), true);
   SyntheticMutator mutator(*built.heap, spec, 3);
