@@ -166,8 +166,8 @@ MarkStats GpuBfsMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   const Schedule schedule = this->schedule();
   // Levels mode from the roots, and not the lanes (each marks from its slice of the
   // roots alone) nor a mark with premarked objects (which it must not scan).
-  const bool head_start = options_.head_start != 0 && schedule != Schedule::Async && !options_.split &&
-                          MarkBitmap::count_bits(request.premarked) == 0;
+  const bool head_start =
+      options_.head_start != 0 && schedule != Schedule::Async && !options_.split && request.premarked.empty();
   HeadStartHandoff handoff(head_start_);
   const auto walk = [&] {
     handoff.walk(request.graph, request.roots, HeadStartLimits::for_width(options_.head_start));

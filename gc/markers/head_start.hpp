@@ -39,7 +39,7 @@ struct HeadStartLimits {
   std::uint32_t max_level_references = 0;
   std::uint32_t max_objects = 0;
   /// The limits of `head-start=<objects>`: levels of at most `objects` objects and
-  /// 8 references an object, and 8 such levels' objects in all.
+  /// 8 x `objects` references, and 8 x `objects` objects in all.
   static HeadStartLimits for_width(std::uint32_t objects) { return {objects, 8 * objects, 8 * objects}; }
 };
 
