@@ -3,8 +3,11 @@
 // from the paper).
 //
 // A collection: sync the device mirror of the CSR from the graph's change record
-// (GraphMirror) → upload the roots, clear the bitmap and the chunk queue of huge
-// objects → seed kernel (claims the roots) → the mark, in one of two schedules:
+// (GraphMirror), while the pause's thread walks the narrow first levels on the host
+// (levels mode: the head start, gc/markers/head_start.hpp) → upload the roots (or the
+// head start's frontier and scanned objects), clear the bitmap and the chunk queue of
+// huge objects → seed kernel (claims the roots or the frontier, sets the scanned
+// objects' bits) → the mark, in one of two schedules:
 //   queue=async: one persistent launch over one global queue, with no level barrier
 //     (kernels/common/async_mark.h), for heaps hundreds of levels deep;
 //   queue=levels (the paper's): one kernel per BFS level, enqueued in batches with
