@@ -36,10 +36,11 @@ namespace mark_words_detail {
 
 void* allocate(std::size_t bytes) {
   if (bytes < kPinnedMarkWordBytes) return ::operator new(bytes);
-  void* p = ::operator new(page_rounded(bytes), std::align_val_t{kPage});
+  const std::size_t pages = page_rounded(bytes);
+  void* p = ::operator new(pages, std::align_val_t{kPage});
   Pinning& state = pinning();
   const std::lock_guard lock(state.mutex);
-  if (state.pinner && state.pinner->pin(static_cast<std::byte*>(p), page_rounded(bytes))) state.pinned.emplace(p, state.pinner);
+  if (state.pinner && state.pinner->pin(static_cast<std::byte*>(p), pages)) state.pinned.emplace(p, state.pinner);
   return p;
 }
 

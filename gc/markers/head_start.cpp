@@ -9,11 +9,14 @@ namespace gcvm {
 
 namespace {
 
+/// Where `id`'s probe starts in a set of `mask` + 1 slots.
+std::uint32_t home_slot(ObjectId id, std::uint32_t mask) { return (id * 0x9E3779B1u) & mask; }
+
 /// Inserts `id` into the open-addressing set `seen` (a power of two of slots, more
 /// than twice what it will hold); true if it was not there.
 bool insert(std::vector<ObjectId>& seen, ObjectId id) {
   const auto mask = static_cast<std::uint32_t>(seen.size() - 1);
-  for (std::uint32_t slot = (id * 0x9E3779B1u) & mask;; slot = (slot + 1) & mask) {
+  for (std::uint32_t slot = home_slot(id, mask);; slot = (slot + 1) & mask) {
     if (seen[slot] == id) return false;
     if (seen[slot] == kNullRef) {
       seen[slot] = id;
@@ -27,7 +30,7 @@ void erase_all(std::vector<ObjectId>& seen, std::span<const ObjectId> ids) {
   // The search for an id goes on past slots already cleared (it stops only at the id,
   // which is there), so the slots can be cleared in any order.
   for (const ObjectId id : ids)
-    for (std::uint32_t slot = (id * 0x9E3779B1u) & mask;; slot = (slot + 1) & mask)
+    for (std::uint32_t slot = home_slot(id, mask);; slot = (slot + 1) & mask)
       if (seen[slot] == id) {
         seen[slot] = kNullRef;
         break;

@@ -26,9 +26,8 @@ std::unique_ptr<Marker> cpu_marker(const std::string& name) {
 
 /// Builds `spec`, collects it, then runs `rounds` rounds each followed by a collection;
 /// returns the mark words after every collection.
-std::vector<MarkWords> mutated_marks(const std::string& spec, const MutationSpec& mutation,
-                                                      std::uint64_t seed, int rounds,
-                                                      const std::string& marker = "serial") {
+std::vector<MarkWords> mutated_marks(const std::string& spec, const MutationSpec& mutation, std::uint64_t seed,
+                                     int rounds, const std::string& marker = "serial") {
   test::BuiltHeap built = test::build(spec);
   Collector collector(*built.heap, cpu_marker(marker), true);
   SyntheticMutator mutator(*built.heap, mutation, seed);
