@@ -41,6 +41,9 @@ class CudaBackend final : public DeviceBackend {
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
+    int cooperative = 0;
+    if (cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device_) == cudaSuccess && cooperative != 0)
+      together_groups_ = info_.compute_units * static_cast<std::uint32_t>(cuda::bfs_levels_together_groups_per_sm());
     state_and_roots_.reserve((GCVM_STATE_ROOTS + 1) * sizeof(std::uint32_t), "the level state and the roots");
     staging_.prepare();
     readback_.prepare();
@@ -162,6 +165,7 @@ class CudaBackend final : public DeviceBackend {
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
+    marks_counted_ = false;
     state_and_roots_.reserve((GCVM_STATE_ROOTS + std::max<std::size_t>(roots.size(), 1)) * sizeof(std::uint32_t),
                              "the level state and the roots");
     marks_.reserve(std::max<std::uint64_t>(mark_words, 1) * sizeof(std::uint32_t), "the mark bitmap");
@@ -211,6 +215,37 @@ class CudaBackend final : public DeviceBackend {
                                   launch.expand_batches,
                                   launch.groups};
     check(cuda::launch_bfs_level(args, stream()), "launching the BFS level kernel");
+  }
+
+  std::uint32_t bfs_levels_together_groups() const override { return together_groups_; }
+
+  void launch_bfs_levels_together(std::uint32_t root_count, std::uint32_t marked_count, std::uint64_t mark_words,
+                                  const BfsLaunch& launch) override {
+    if (launch.groups == 0 || launch.groups > together_groups_)
+      throw DeviceError(fmt::format("gpu-bfs: {} groups for the levels in one launch, where at most {} are resident",
+                                    launch.groups, together_groups_));
+    queues_[0].reserve(queue_bytes_, "a frontier queue");
+    queues_[1].reserve(queue_bytes_, "a frontier queue");
+    const cuda::BfsTogetherArgs args{begin_.as<std::uint64_t>(),
+                                     degree_.as<std::uint32_t>(),
+                                     edges_.as<std::uint32_t>(),
+                                     marks_.as<std::uint32_t>(),
+                                     device_roots(),
+                                     queues_[0].as<std::uint32_t>(),
+                                     queues_[1].as<std::uint32_t>(),
+                                     level_state(),
+                                     chunks_.as<std::uint64_t>(),
+                                     static_cast<std::uint32_t>(mark_words),
+                                     root_count,
+                                     marked_count,
+                                     chunk_capacity_,
+                                     launch.flags,
+                                     launch.wide_threshold,
+                                     launch.fallback_threshold,
+                                     launch.fallback_min_level,
+                                     launch.expand_batches};
+    check(cuda::launch_bfs_levels_together(args, launch.groups, stream()), "launching the BFS levels in one launch");
+    marks_counted_ = true;
   }
 
   void snapshot_marks(std::uint64_t mark_words) override {
@@ -314,8 +349,10 @@ class CudaBackend final : public DeviceBackend {
 
   std::vector<std::uint32_t> read_state_and_marks(std::uint64_t* words, std::uint64_t word_count) override {
     const auto mark_words = static_cast<std::uint32_t>(word_count * 2);
-    check(cuda::launch_count_marks(marks_.as<std::uint32_t>(), mark_words, level_state(), info_.resident_groups, stream()),
-          "launching the mark count kernel");
+    if (!std::exchange(marks_counted_, false))
+      check(cuda::launch_count_marks(marks_.as<std::uint32_t>(), mark_words, level_state(), info_.resident_groups,
+                                     stream()),
+            "launching the mark count kernel");
     std::vector<std::uint32_t> state(GCVM_STATE_WORDS);
     const std::array<PinnedReadback::Read, 2> reads{{
         {state.data(), level_state(), state.size() * sizeof(std::uint32_t)},
@@ -582,6 +619,8 @@ class CudaBackend final : public DeviceBackend {
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
   bool timer_ended_ = false;  // timer_end recorded stop_ since timer_start
+  bool marks_counted_ = false;  // the levels' one launch counted the marks into the state
+  std::uint32_t together_groups_ = 0;  // bfs_levels_together_groups()
   DeviceBuffer begin_, degree_, edges_, marks_, patch_;
   DeviceBuffer seen_;  // the bitmap frontier's snapshot of the mark bitmap
   DeviceBuffer state_and_roots_;  // the level state, then the roots from word GCVM_STATE_ROOTS

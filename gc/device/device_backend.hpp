@@ -232,6 +232,21 @@ class DeviceBackend {
   /// scanned: its head start, gc/markers/head_start.hpp), which it does not queue.
   virtual void launch_bfs_seed(std::uint32_t root_count, std::uint32_t marked_count, std::uint32_t groups) = 0;
   virtual void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) = 0;
+  /// Levels mode in one launch (bfs_mark.h, gcvm_bfs_levels_together), where the device
+  /// has a grid-wide barrier: the most groups such a launch may have (every one of them
+  /// resident at once), or 0 where it has none (OpenCL).
+  virtual std::uint32_t bfs_levels_together_groups() const { return 0; }
+  /// The seed (as launch_bfs_seed's) and every level from 1 until the mark is over
+  /// (with a fallback: the level that decided it), in one launch of `launch.groups`
+  /// groups (at most bfs_levels_together_groups()), which then counts the `mark_words`
+  /// 32-bit mark words' set bits into state[GCVM_STATE_MARKED] (read_state_and_marks
+  /// does not count them again) and leaves in state[GCVM_STATE_OVER_AT] the level at
+  /// which the mark was over. Only where bfs_levels_together_groups() is not 0.
+  virtual void launch_bfs_levels_together(std::uint32_t root_count, std::uint32_t marked_count,
+                                          std::uint64_t mark_words, const BfsLaunch& launch) {
+    (void)root_count, (void)marked_count, (void)mark_words, (void)launch;
+    throw DeviceError("gpu-bfs: this device has no grid-wide barrier for the levels in one launch");
+  }
   /// Levels mode's bitmap frontier (bfs_mark.h, gcvm_bfs_frontier): copies the mark
   /// bitmap's `mark_words` words to the snapshot a launch with GCVM_BFS_BITMAP_OUT
   /// starts from.
@@ -267,7 +282,7 @@ class DeviceBackend {
   /// read_state and read_marks in one wait for the device: the marks as they are when
   /// all launched work finished (a caller whose mark goes on reads them again later),
   /// and state[GCVM_STATE_MARKED] their set bits, counted on the device by the CUDA and
-  /// OpenCL backends (a host count of the downloaded words cost 25-50 µs of a warm
+  /// OpenCL backends (by the levels' one launch where it ran) (a host count of the downloaded words cost 25-50 µs of a warm
   /// GCBench pause on the H100 host). At most once per begin_mark: the count adds to
   /// the word begin_mark cleared. The default reads one after the other and counts on
   /// the host.

@@ -22,7 +22,8 @@ constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
     "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, "
     "refresh=on|off|<10..10000000 microseconds>, refresh-wait=auto|poll|sleep, claim=checked|direct, "
-    "expand=<batches>|off, frontier=auto|queue|bitmap|<objects>, head-start=<objects>|off";
+    "expand=<batches>|off, frontier=auto|queue|bitmap|<objects>, head-start=<objects>|off, "
+    "level-barrier=auto|launch|grid";
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -67,6 +68,11 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       o.checked_claims = option.value == "checked";
     } else if (option.key == "expand") {
       o.expand_batches = option.value == "off" ? 0 : parse_count(option, option.value, 1);
+    } else if (option.key == "level-barrier" &&
+               (option.value == "auto" || option.value == "launch" || option.value == "grid")) {
+      o.level_barrier = option.value == "auto"     ? BfsLevelBarrier::Auto
+                        : option.value == "launch" ? BfsLevelBarrier::Launch
+                                                   : BfsLevelBarrier::Grid;
     } else if (option.key == "frontier") {
       if (option.value == "auto" || option.value == "queue" || option.value == "bitmap") {
         o.frontier = option.value == "auto"    ? BfsFrontier::Auto
@@ -115,6 +121,17 @@ GpuBfsMarker::Schedule GpuBfsMarker::schedule() {
   return depth_last_counted_ > kAutoDeepLevels ? Schedule::Async : Schedule::Levels;
 }
 
+namespace {
+
+/// The chunk items [from, to) of huge objects offered and not yet taken, as the level
+/// state says (what a CPU fallback finishes).
+std::pair<std::uint32_t, std::uint32_t> chunk_backlog(const std::vector<std::uint32_t>& state, std::uint64_t capacity) {
+  const std::uint32_t tail = std::min<std::uint64_t>(state[GCVM_STATE_CHUNK_TAIL], capacity);
+  return {std::min(state[GCVM_STATE_CHUNK_HEAD], tail), tail};
+}
+
+}  // namespace
+
 bool GpuBfsMarker::bitmap_frontier(std::uint32_t level, std::uint64_t mark_words) const {
   std::uint64_t min_objects = options_.frontier_min_objects;
   switch (options_.frontier) {
@@ -131,6 +148,24 @@ bool GpuBfsMarker::bitmap_frontier(std::uint32_t level, std::uint64_t mark_words
     return l < last_queue_counts_.size() && last_queue_counts_[l] >= min_objects;
   };
   return held(level) || held(level + 1);
+}
+
+bool GpuBfsMarker::levels_in_one_launch(const DeviceBackend& backend, std::uint64_t mark_words) const {
+  if (options_.level_barrier == BfsLevelBarrier::Launch || backend.bfs_levels_together_groups() == 0) return false;
+  if (options_.level_barrier == BfsLevelBarrier::Grid) return true;
+  if (options_.levels_per_check != 0 || options_.frontier == BfsFrontier::Bitmap) return false;
+  for (std::uint32_t level = 1; level < last_queue_counts_.size(); ++level)
+    if (bitmap_frontier(level, mark_words)) return false;
+  return true;
+}
+
+std::uint32_t GpuBfsMarker::levels_together_groups(const DeviceBackend& backend, std::uint32_t launch_groups) const {
+  const std::uint32_t most = std::min(launch_groups, backend.bfs_levels_together_groups());
+  if (last_queue_counts_.empty()) return most;
+  const std::uint64_t widest = std::ranges::max(last_queue_counts_);
+  const std::uint64_t wanted = (widest + kTogetherObjectsPerGroup - 1) / kTogetherObjectsPerGroup;
+  return static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>(wanted, std::min<std::uint32_t>(most, std::max(1u, backend.info().compute_units)), most));
 }
 
 /// The head start, walked on the pause's thread (DeviceSession::mark's `alongside`)
@@ -214,6 +249,8 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   launch.fallback_min_level = options_.fallback_min_levels;
   launch.narrow_rounds = options_.narrow_rounds;
   pause.async = schedule == Schedule::Async;
+  pause.levels_together = !pause.async && !options_.split &&
+                          levels_in_one_launch(backend, std::uint64_t{request.block_count} * 2);
   launch.expand_batches = schedule == Schedule::DepthProbe ? 0 : options_.expand_batches;
   const unsigned resident = pause.async ? backend.async_resident_groups() : info.resident_groups;
   const unsigned per_unit = std::max(1u, resident / std::max(1u, info.compute_units));
@@ -245,6 +282,28 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   return pause;
 }
 
+void GpuBfsMarker::finish_levels(DeviceBackend& backend, const Pause& pause, const std::vector<std::uint32_t>& state,
+                                 std::uint32_t next_level, bool expanding, bool& fallback, std::vector<ObjectId>& pending,
+                                 std::vector<std::uint64_t>& pending_chunks, double& download_ms) {
+  const std::uint32_t launches_run = state[GCVM_STATE_LEVELS_RUN];
+  if (!expanding) depth_last_counted_ = pause.head_levels + launches_run;  // one launch a BFS level
+  // Queue L's size is count[L] of the ring, intact while no level went round it (level
+  // L clears slot L + 2).
+  last_queue_counts_.assign(1, 0);
+  if (next_level + 1 < GCVM_LEVEL_RING)
+    for (std::uint32_t l = 1; l <= launches_run + 1; ++l) last_queue_counts_.push_back(state[GCVM_STATE_COUNT + l]);
+  const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
+  // A fallback is decided by the level after the last that ran, which must be launched.
+  levels_last_needed_[expanding] = fallback_level != GCVM_NO_LEVEL ? fallback_level : launches_run;
+  if (fallback_level == GCVM_NO_LEVEL || state[GCVM_STATE_OVERFLOW] != 0) return;
+  fallback = true;
+  const Stopwatch queue_clock;
+  pending = backend.read_level_queue(fallback_level, state[GCVM_STATE_COUNT + fallback_level % GCVM_LEVEL_RING]);
+  const auto [chunk_from, chunk_to] = chunk_backlog(state, pause.chunk_capacity);
+  pending_chunks = backend.read_chunk_items(chunk_from, chunk_to);
+  download_ms += queue_clock.elapsed_ms();
+}
+
 MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mirror, const Pause& pause,
                                          const MarkRequest* request, MarkBitmap& out) {
   const Stopwatch clock;
@@ -259,6 +318,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   const std::uint32_t seed_groups =
       std::max(1u, std::min<std::uint32_t>(launch.groups, (seeded + GCVM_GROUP_SIZE - 1) / GCVM_GROUP_SIZE));
   std::vector<std::uint32_t> state;
+  std::uint32_t groups = launch.groups;  // of the launches that marked
   std::uint64_t host_checks = 1;
   std::uint32_t bitmap_launches = 0;  // levels mode: launches that left their winners in the bitmap
   // What the device left for the CPU (a fallback): objects marked, not scanned, and
@@ -267,14 +327,6 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   std::vector<ObjectId> pending;
   std::vector<std::uint64_t> pending_chunks;
   double download_ms = 0;
-  auto chunk_backlog = [&] {
-    const std::uint32_t tail = std::min<std::uint64_t>(state[GCVM_STATE_CHUNK_TAIL], chunk_capacity);
-    return std::pair<std::uint32_t, std::uint32_t>{std::min(state[GCVM_STATE_CHUNK_HEAD], tail), tail};
-  };
-  auto take_chunk_backlog = [&] {
-    const auto [from, to] = chunk_backlog();
-    pending_chunks = backend.read_chunk_items(from, to);
-  };
   // A check that should be the last (one launch, or levels mode's first batch when it
   // is as deep as the last collection) reads the marks with the state, in one wait;
   // marks read at a check that was not the last are read again at the end. Every word
@@ -304,12 +356,22 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       const std::uint32_t tail = std::min<std::uint64_t>(state[GCVM_STATE_ASYNC_TAIL], mirror.vertices());
       pending = backend.gather_async_queue(tail, state[GCVM_STATE_PENDING]);
       // Async mode hands chunks out by tickets: every item not marked taken is left.
-      pending_chunks = backend.read_chunk_items(0, chunk_backlog().second);
+      pending_chunks = backend.read_chunk_items(0, chunk_backlog(state, chunk_capacity).second);
       std::erase(pending_chunks, GCVM_CHUNK_TAKEN);
       if (std::ranges::find(pending_chunks, GCVM_CHUNK_NONE) != pending_chunks.end())
         throw DeviceError("gpu-bfs async: a reserved chunk item was never written (an internal error)");
       download_ms += gather_clock.elapsed_ms();
     }
+  } else if (pause.levels_together) {
+    // Every level in one launch: it runs until the mark is over, so the one read after
+    // it is the last.
+    BfsLaunch together = launch;
+    together.groups = levels_together_groups(backend, launch.groups);
+    groups = together.groups;
+    backend.launch_bfs_levels_together(root_count, pause.head_marked, mark_words, together);
+    state = check(true);
+    finish_levels(backend, pause, state, state[GCVM_STATE_OVER_AT], launch.expand_batches != 0, fallback, pending,
+                  pending_chunks, download_ms);
   } else {
     backend.launch_bfs_seed(root_count, pause.head_marked, seed_groups);
     std::uint32_t level = 1;
@@ -353,28 +415,12 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       state = check(predicted && host_checks == 0);
       ++host_checks;
       if (state[GCVM_STATE_FALLBACK_LEVEL] != GCVM_NO_LEVEL || state[GCVM_STATE_OVERFLOW] != 0) break;
-      const auto [chunk_from, chunk_to] = chunk_backlog();
+      const auto [chunk_from, chunk_to] = chunk_backlog(state, chunk_capacity);
       if (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0 && chunk_from == chunk_to) break;
       if (auto_batch)
         batch = predicted && host_checks == 1 ? 1 : std::min<std::uint32_t>(batch * 2, GCVM_MAX_LEVEL_BATCH);
     }
-    const std::uint32_t launches_run = state[GCVM_STATE_LEVELS_RUN];
-    if (!expanding) depth_last_counted_ = pause.head_levels + launches_run;  // one launch a BFS level
-    // Queue L's size is count[L] of the ring, intact while no launch went round it
-    // (launch L clears slot L + 2).
-    last_queue_counts_.assign(1, 0);
-    if (level + 1 < GCVM_LEVEL_RING)
-      for (std::uint32_t l = 1; l <= launches_run + 1; ++l) last_queue_counts_.push_back(state[GCVM_STATE_COUNT + l]);
-    const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
-    // A fallback is decided by the level after the last that ran, which must be launched.
-    levels_last_needed_[expanding] = fallback_level != GCVM_NO_LEVEL ? fallback_level : launches_run;
-    if (fallback_level != GCVM_NO_LEVEL && state[GCVM_STATE_OVERFLOW] == 0) {
-      fallback = true;
-      const Stopwatch queue_clock;
-      pending = backend.read_level_queue(fallback_level, state[GCVM_STATE_COUNT + fallback_level % GCVM_LEVEL_RING]);
-      take_chunk_backlog();
-      download_ms += queue_clock.elapsed_ms();
-    }
+    finish_levels(backend, pause, state, level, expanding, fallback, pending, pending_chunks, download_ms);
   }
   const double kernel_ms = backend.timer_stop_ms();
   if (state[GCVM_STATE_OVERFLOW] != 0)
@@ -423,6 +469,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       {"chunks", static_cast<double>(state[GCVM_STATE_CHUNKS_SCANNED])},
       {"kept_objects", static_cast<double>(state[GCVM_STATE_KEPT])},
       {"bitmap_frontiers", static_cast<double>(bitmap_launches)},
+      {"levels_in_one_launch", pause.levels_together ? 1.0 : 0.0},
       {"fallback_level",
        !fallback ? -1.0 : async ? 0.0 : static_cast<double>(fallback_level)},
       {"fallback_objects", static_cast<double>(fallback_objects)},
@@ -431,7 +478,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
       {"mark_download_ms", download_ms},
       {"marks_with_state", marks_read ? 1.0 : 0.0},
-      {"groups", static_cast<double>(launch.groups)},
+      {"groups", static_cast<double>(groups)},
       {"device_bytes", static_cast<double>(backend.device_bytes())},
   });
   return stats;

@@ -697,6 +697,19 @@ GCVM_DEVICE gcvm_u32 gcvm_next_expansion(GCVM_LOCAL struct gcvm_bfs_shared* sh, 
   return may_expand && sh->waiting == 0u ? held : 0u;
 }
 
+/* Levels mode: whether level `level` (>= 1) finds the mark over: a fallback was
+ * decided at an earlier level, or nothing was queued for the level and no chunk of a
+ * huge object is left for it to drain. Every group of the level decides alike: the
+ * words it reads were written before the level began and do not change until every
+ * group has begun it (the fallback level, which group 0 may set at this level, is
+ * compared with the level, not with GCVM_NO_LEVEL; the chunk range moves when the
+ * level's last group finishes). */
+GCVM_DEVICE int gcvm_bfs_mark_over(const GCVM_GLOBAL gcvm_u32* state, gcvm_u32 level) {
+  return state[GCVM_STATE_FALLBACK_LEVEL] < level ||
+         (state[GCVM_STATE_COUNT + level % GCVM_LEVEL_RING] == 0u &&
+          state[GCVM_STATE_CHUNK_HEAD] >= state[GCVM_STATE_CHUNK_END]);
+}
+
 /* Level `level` >= 1: scans the objects of queue `in_queue` (count[level]) and
  * appends what they newly reach to `out_queue` (count[level + 1]); with local
  * expansion, also what those reach in turn, up to `expand_batches` batches a group. */
@@ -790,6 +803,43 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
     state[GCVM_STATE_CHUNK_END] = tail < chunk_capacity ? tail : chunk_capacity;
   }
 }
+
+#ifdef GCVM_GRID_BARRIER
+/* Levels mode in one launch, where the dialect has a grid-wide barrier (CUDA's
+ * cooperative launch): the seed, then level 1, 2, ... with a barrier of the whole grid
+ * between levels in place of a kernel boundary, until a level finds the mark over
+ * (gcvm_bfs_mark_over: every group leaves the loop at the same level, so every group
+ * meets every barrier), then the marks counted into state[GCVM_STATE_MARKED] and the
+ * level at which the mark was over into state[GCVM_STATE_OVER_AT]. The levels are
+ * those of separate launches (gcvm_bfs_level, queues `queue0` and `queue1` taking
+ * turns), and so are the marks, the counts and a fallback's queue; what goes is a
+ * launch per level, its group scheduling and its return to the host's stream, the
+ * launches enqueued past the last level and the host's checks (on the H100 a level
+ * launch of 1,056 groups cost 6-12 µs of device time even with nothing to scan). */
+GCVM_DEVICE void gcvm_bfs_levels_together(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GLOBAL gcvm_u32* degree,
+                                          const GCVM_GLOBAL gcvm_u32* edges, GCVM_GLOBAL gcvm_u32* marks,
+                                          gcvm_u32 mark_words, const GCVM_GLOBAL gcvm_u32* roots,
+                                          gcvm_u32 root_count, gcvm_u32 marked_count, GCVM_GLOBAL gcvm_u32* queue0,
+                                          GCVM_GLOBAL gcvm_u32* queue1, GCVM_GLOBAL gcvm_u32* state,
+                                          GCVM_GLOBAL gcvm_u64* chunk_items, gcvm_u32 chunk_capacity, gcvm_u32 flags,
+                                          gcvm_u32 wide_threshold, gcvm_u32 fallback_threshold,
+                                          gcvm_u32 fallback_min_level, gcvm_u32 expand_batches,
+                                          GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_LOCAL gcvm_u32* group_total) {
+  gcvm_bfs_seed(roots, root_count, marked_count, marks, queue1, state, sh);
+  GCVM_GRID_BARRIER();
+  gcvm_u32 level = 1u;
+  while (!gcvm_bfs_mark_over(state, level)) {
+    GCVM_GLOBAL gcvm_u32* in_queue = level % 2u == 0u ? queue0 : queue1;
+    GCVM_GLOBAL gcvm_u32* out_queue = level % 2u == 0u ? queue1 : queue0;
+    gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, chunk_items, chunk_capacity, level, flags,
+                   wide_threshold, fallback_threshold, fallback_min_level, expand_batches, sh);
+    GCVM_GRID_BARRIER();
+    ++level;
+  }
+  if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_OVER_AT] = level;
+  gcvm_count_marks(marks, mark_words, state + GCVM_STATE_MARKED, group_total);
+}
+#endif
 
 /* The bitmap frontier: queue `level` (count[level]) built from the mark bitmap after a
  * launch whose winners stayed in it (GCVM_BFS_BITMAP_OUT): the objects whose bit is

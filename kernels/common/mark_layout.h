@@ -95,7 +95,10 @@
 /* The mark bitmap's set bits, counted on the device when the marks are read with the
  * state (DeviceBackend::read_state_and_marks, gcvm_count_marks). */
 #define GCVM_STATE_MARKED (GCVM_STATE_GROUPS_DONE + GCVM_FINISHED_RING)
-#define GCVM_STATE_WORDS (GCVM_STATE_MARKED + 1)
+/* Levels mode in one launch (gcvm_bfs_levels_together): the level at which the launch
+ * found the mark over (gcvm_bfs_mark_over). */
+#define GCVM_STATE_OVER_AT (GCVM_STATE_MARKED + 1)
+#define GCVM_STATE_WORDS (GCVM_STATE_OVER_AT + 1)
 /* The first word of the roots, after the state: the next line boundary. */
 #define GCVM_STATE_ROOTS (((GCVM_STATE_WORDS + GCVM_STATE_LINE - 1) / GCVM_STATE_LINE) * GCVM_STATE_LINE)
 #define GCVM_NO_LEVEL 0xFFFFFFFFu

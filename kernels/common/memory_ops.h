@@ -25,8 +25,10 @@
  * barriers: every thread's work is its own. */
 GCVM_DEVICE void gcvm_apply_patch(GCVM_GLOBAL gcvm_u64* begin, GCVM_GLOBAL gcvm_u32* degree,
                                   GCVM_GLOBAL gcvm_u32* edges, const GCVM_GLOBAL gcvm_u32* patch) {
-  /* The table's fields are read into registers once: the stores below may alias the
-   * patch as far as the compiler knows. */
+  /* The table's fields are read into registers once, all of them together: the stores
+   * below may alias the patch as far as the compiler knows, and a patch read across the
+   * link (the CUDA backend's pause setup reads it from page-locked host memory) pays a
+   * round trip of the link for every read that waits on another. */
   const GCVM_GLOBAL gcvm_u64* table = (const GCVM_GLOBAL gcvm_u64*)patch;
   const gcvm_u64 pair_word = table[GCVM_PATCH_PAIR_WORD];
   const gcvm_u64 pairs = table[GCVM_PATCH_PAIR_COUNT];
@@ -34,8 +36,14 @@ GCVM_DEVICE void gcvm_apply_patch(GCVM_GLOBAL gcvm_u64* begin, GCVM_GLOBAL gcvm_
   const gcvm_u64 items = pairs + table[GCVM_PATCH_RECORD_COUNT];
   const gcvm_u64 segments = table[GCVM_PATCH_SEGMENT_COUNT];
   const gcvm_u64 item_units = (items + GCVM_GROUP_SIZE - 1u) / GCVM_GROUP_SIZE;
+  gcvm_u64 run_word[GCVM_PATCH_ARRAYS];
+  gcvm_u64 run_count[GCVM_PATCH_ARRAYS];
   gcvm_u64 units = item_units;
-  for (gcvm_u32 a = 0u; a < GCVM_PATCH_ARRAYS; ++a) units += table[GCVM_PATCH_RUN_COUNT(a)];
+  for (gcvm_u32 a = 0u; a < GCVM_PATCH_ARRAYS; ++a) {
+    run_word[a] = table[GCVM_PATCH_RUN_WORD(a)];
+    run_count[a] = table[GCVM_PATCH_RUN_COUNT(a)];
+    units += run_count[a];
+  }
 
   /* The segment of this thread's pairs: its items only increase, and so do their
    * segments, so it only moves forward. */
@@ -62,15 +70,14 @@ GCVM_DEVICE void gcvm_apply_patch(GCVM_GLOBAL gcvm_u64* begin, GCVM_GLOBAL gcvm_
       /* Run r of all the arrays' runs, in array order. */
       gcvm_u64 r = unit - item_units;
       gcvm_u32 array = 0u;
-      while (array + 1u < GCVM_PATCH_ARRAYS && r >= table[GCVM_PATCH_RUN_COUNT(array)]) {
-        r -= table[GCVM_PATCH_RUN_COUNT(array)];
+      while (array + 1u < GCVM_PATCH_ARRAYS && r >= run_count[array]) {
+        r -= run_count[array];
         ++array;
       }
       GCVM_GLOBAL gcvm_u32* destination = array == GCVM_PATCH_BEGIN    ? (GCVM_GLOBAL gcvm_u32*)begin
                                           : array == GCVM_PATCH_DEGREE ? degree
                                                                        : edges;
-      const GCVM_GLOBAL gcvm_u64* header =
-          (const GCVM_GLOBAL gcvm_u64*)(patch + table[GCVM_PATCH_RUN_WORD(array)]) + 3u * r;
+      const GCVM_GLOBAL gcvm_u64* header = (const GCVM_GLOBAL gcvm_u64*)(patch + run_word[array]) + 3u * r;
       const gcvm_u64 to = header[0];
       const gcvm_u64 from = header[1];
       const gcvm_u64 words = header[2];

@@ -13,6 +13,8 @@
 
 #if defined(__CUDACC__)
 
+#include <cooperative_groups.h>
+
 typedef unsigned int gcvm_u32;
 typedef unsigned long long gcvm_u64;
 typedef uint4 gcvm_u32x4;
@@ -45,6 +47,11 @@ typedef uint4 gcvm_u32x4;
 /* 1 where every thread of a one-warp group may skip a barrier together, under a branch
  * whose condition they all computed alike. */
 #define GCVM_UNIFORM_BARRIER_BRANCHES 1
+/* A barrier of every thread of the grid, with the memory ordering of one: only in a
+ * cooperative launch (cudaLaunchCooperativeKernel), whose groups are all resident at
+ * once. OpenCL has no such launch (a CPU device may run a few groups at a time), so
+ * the dialect defines it for CUDA alone and what uses it is CUDA's alone. */
+#define GCVM_GRID_BARRIER() cooperative_groups::this_grid().sync()
 
 /* Collective over a group that is one warp (GCVM_WARP_SIZE threads): returns the
  * exclusive prefix sum of `x` over the group's threads and sets `*total` to the sum.

@@ -29,6 +29,27 @@ struct BfsLevelArgs {
 
 cudaError_t launch_bfs_level(const BfsLevelArgs& args, cudaStream_t stream);
 
+/// The arguments of levels mode in one launch (gcvm_bfs_levels_together): the seed's
+/// and every level's, the two queues, and the mark words it counts at the end.
+struct BfsTogetherArgs {
+  const std::uint64_t* begin;
+  const std::uint32_t* degree;
+  const std::uint32_t* edges;
+  std::uint32_t* marks;
+  const std::uint32_t* roots;
+  std::uint32_t* queue0;
+  std::uint32_t* queue1;
+  std::uint32_t* state;
+  std::uint64_t* chunk_items;
+  std::uint32_t mark_words, root_count, marked_count, chunk_capacity, flags, wide_threshold, fallback_threshold,
+      fallback_min_level, expand_batches;
+};
+/// One cooperative launch of `groups` groups, which must all be resident at once (at
+/// most bfs_levels_together_groups_per_sm() a multiprocessor).
+cudaError_t launch_bfs_levels_together(const BfsTogetherArgs& args, std::uint32_t groups, cudaStream_t stream);
+/// Groups of the one-launch levels kernel that are resident at once on one SM (0 if
+/// the occupancy query fails).
+int bfs_levels_together_groups_per_sm();
 /// The bitmap frontier (gcvm_bfs_frontier): queue `level` from the bits of `marks`
 /// clear in `seen`, which it then brings up to date; a group for every GCVM_GROUP_SIZE
 /// of the `words` mark words.

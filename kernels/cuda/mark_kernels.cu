@@ -37,6 +37,16 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
                  wide_threshold, fallback_threshold, fallback_min_level, expand_batches, &shared);
 }
 
+/* Every level of the mark in one cooperative launch (gcvm_bfs_levels_together). */
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE) bfs_levels_together_kernel(BfsTogetherArgs a) {
+  __shared__ gcvm_bfs_shared shared;
+  __shared__ gcvm_u32 group_total;
+  gcvm_bfs_levels_together(reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.mark_words,
+                           a.roots, a.root_count, a.marked_count, a.queue0, a.queue1, a.state,
+                           reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.flags, a.wide_threshold,
+                           a.fallback_threshold, a.fallback_min_level, a.expand_batches, &shared, &group_total);
+}
+
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
     bfs_frontier_kernel(const gcvm_u32* marks, gcvm_u32* seen, gcvm_u32 words, gcvm_u32* queue, gcvm_u32* state,
                         gcvm_u32 level) {
@@ -112,6 +122,20 @@ cudaError_t launch_bfs_level(const BfsLevelArgs& a, cudaStream_t stream) {
       reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.level, a.flags, a.wide_threshold,
       a.fallback_threshold, a.fallback_min_level, a.expand_batches);
   return cudaGetLastError();
+}
+
+cudaError_t launch_bfs_levels_together(const BfsTogetherArgs& args, std::uint32_t groups, cudaStream_t stream) {
+  void* parameters[] = {const_cast<BfsTogetherArgs*>(&args)};
+  return cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&bfs_levels_together_kernel), dim3(groups),
+                                     dim3(GCVM_GROUP_SIZE), parameters, 0, stream);
+}
+
+int bfs_levels_together_groups_per_sm() {
+  int groups = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&groups, bfs_levels_together_kernel, GCVM_GROUP_SIZE, 0) !=
+      cudaSuccess)
+    return 0;
+  return groups;
 }
 
 cudaError_t launch_count_marks(const std::uint32_t* marks, std::uint32_t words, std::uint32_t* state,

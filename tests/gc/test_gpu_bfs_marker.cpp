@@ -65,6 +65,15 @@ std::vector<GcOptions> option_matrix() {
   matrix.push_back(options_of({"queue=levels", "head-start=16", "frontier=bitmap", "fallback=off"}));
   matrix.push_back(options_of({"queue=async", "head-start=128"}));
   matrix.push_back(options_of({"sms=split", "head-start=128"}));
+  // Every level in one launch (CUDA; OpenCL launches a level at a time) and a launch a
+  // level, each with the options that change a level's work.
+  matrix.push_back(options_of({"queue=levels", "level-barrier=launch"}));
+  matrix.push_back(options_of({"queue=levels", "level-barrier=launch", "expand=off", "fallback=2:1"}));
+  matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "frontier=bitmap"}));
+  matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "levels-per-check=1", "fallback=1000:0"}));
+  matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "expand=off", "offsets=prefix", "vector=off",
+                               "wide=1"}));
+  matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "head-start=4", "fallback=20:5"}));
   return matrix;
 }
 
@@ -122,6 +131,8 @@ TEST_CASE("gpu-bfs on random graphs of many shapes") {
                                          options_of({"queue=levels", "frontier=bitmap", "offsets=prefix"}),
                                          options_of({"head-start=128"}),
                                          options_of({"queue=levels", "head-start=3", "fallback=off"}),
+                                         options_of({"queue=levels", "level-barrier=launch"}),
+                                         options_of({"queue=levels", "level-barrier=grid", "fallback=1000:1"}),
                                          options_of({"sms=split"})};
   for (const char* spec : {"rmat:13", "rmat:11:40", "random:20000:0", "random:20000:1", "random:3000:40", "lists:7x3"})
     check_spec(spec, matrix);
@@ -138,6 +149,9 @@ TEST_CASE("gpu-bfs on edge cases: empty roots, null-only objects, self-loops, hu
                                          options_of({"queue=levels", "frontier=bitmap", "fallback=2:1"}),
                                          options_of({"head-start=128"}),
                                          options_of({"queue=levels", "head-start=100000", "fallback=2:1"}),
+                                         options_of({"queue=levels", "level-barrier=launch", "wide=off"}),
+                                         options_of({"queue=levels", "level-barrier=grid", "fallback=2:1"}),
+                                         options_of({"queue=levels", "level-barrier=grid", "expand=off", "wide=1"}),
                                          options_of({"sms=split"})};
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
@@ -211,6 +225,60 @@ TEST_CASE("gpu-bfs levels mode: the host's head start walks a tree's narrow leve
     const MarkStats stats = check_same_as_serial(many_roots, gpu);
     CHECK(stats.detail("head_start_levels") == 0.0);
     CHECK(stats.detail("root_bytes") == 64.0 * 4);
+  }
+}
+
+TEST_CASE("gpu-bfs levels mode: every level in one launch gives the marks, levels and fallback of a launch a level") {
+  // A tree (levels that grow), chains under a fallback (a narrow tail for the CPU), a
+  // huge array (chunks drained by the level after the one that offered them) and a
+  // random graph; three collections each, so that the launches' predictions are used.
+  // Without local expansion the levels, their counts and the fallback are the heap's
+  // and the same either way; with it they depend on the groups' timing, and the marks
+  // alone are compared. OpenCL has no grid-wide barrier: there both launch a level at a
+  // time, which the option matrices cover.
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    const bool grid_barrier = device.starts_with("cuda");
+    const std::vector<const char*> specs = {"tree:12", "lists:8x3000", "wide:100000", "random:20000:3"};
+    for (const char* spec : grid_barrier ? specs : std::vector<const char*>{}) {
+      CAPTURE(std::string(spec));
+      auto built = test::build(spec);
+      const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+      for (const std::string expand : {"expand=32", "expand=off"}) {
+        CAPTURE(expand);
+        GpuBfsMarker together(
+            GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=20:5", expand.c_str(), "level-barrier=grid"}),
+                                       device));
+        GpuBfsMarker apart(GpuBfsMarkerOptions::parse(
+            options_of({"queue=levels", "fallback=20:5", expand.c_str(), "level-barrier=launch"}), device));
+        for (int collection = 0; collection < 3; ++collection) {
+          const MarkStats one = check_same_as_serial(request, together);
+          const MarkStats each = check_same_as_serial(request, apart);
+          CHECK(one.detail("levels_in_one_launch") == 1.0);
+          CHECK(each.detail("levels_in_one_launch") == 0.0);
+          CHECK(one.detail("host_checks") == 1.0);
+          if (expand != "expand=off") continue;
+          CHECK(one.detail("iterations") == each.detail("iterations"));
+          CHECK(one.detail("fallback_level") == each.detail("fallback_level"));
+          CHECK(one.detail("fallback_objects") == each.detail("fallback_objects"));
+          CHECK(one.detail("chunks") == each.detail("chunks"));
+        }
+      }
+    }
+    // auto: one launch unless levels-per-check asks for checks or a launch leaves its
+    // winners in the bitmap.
+    auto built = test::build("tree:10");
+    const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+    const auto one_launch = [&](std::initializer_list<const char*> texts) {
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of(texts), device));
+      return check_same_as_serial(request, gpu).detail("levels_in_one_launch");
+    };
+    CHECK(one_launch({"queue=levels"}) == (grid_barrier ? 1.0 : 0.0));
+    CHECK(one_launch({"queue=levels", "levels-per-check=2"}) == 0.0);
+    CHECK(one_launch({"queue=levels", "frontier=bitmap"}) == 0.0);
+    CHECK(one_launch({"queue=levels", "frontier=bitmap", "level-barrier=grid"}) == (grid_barrier ? 1.0 : 0.0));
+    CHECK(one_launch({"queue=async"}) == 0.0);
+    CHECK(one_launch({"sms=split", "level-barrier=grid"}) == 0.0);
   }
 }
 
@@ -595,6 +663,8 @@ TEST_CASE("gpu-bfs queue=auto: levels to count a heap's depth, async between cou
 
 TEST_CASE("gpu-bfs levels mode: the first batch, sized from the last collection, stays exact when the heap's "
           "depth, size and graph change; the marks come with the last check") {
+  // A launch a level (the batches and checks are those launches'; one launch of every
+  // level has one check).
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
     for (const auto& [fallback, expand] : {std::pair<std::string, std::string>{"fallback=off", "expand=off"},
@@ -603,7 +673,8 @@ TEST_CASE("gpu-bfs levels mode: the first batch, sized from the last collection,
       CAPTURE(fallback);
       CAPTURE(expand);
       GpuBfsMarker gpu(
-          GpuBfsMarkerOptions::parse(options_of({"queue=levels", fallback.c_str(), expand.c_str()}), device));
+          GpuBfsMarkerOptions::parse(options_of({"queue=levels", "level-barrier=launch", fallback.c_str(), expand.c_str()}),
+                                     device));
       // Same heap (the same first batch), deeper heap (another), larger heap (the
       // device's arrays move), and back.
       for (const char* spec : {"vp-array", "vp-array", "lists:8x300", "lists:8x300", "rmat:14", "rmat:14", "vp-array"}) {
@@ -629,14 +700,15 @@ TEST_CASE("gpu-bfs levels mode: the first batch, sized from the last collection,
 
 TEST_CASE("gpu-bfs levels mode: with nothing to predict the depth, the first check comes after 8 launches and "
           "the batches double") {
+  // A launch a level; one launch of every level checks once.
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
     // 300 levels a launch each: checks after 8, 24, 56, 120, 184, 248 and 312 launches
     // (one launch more than a batch of 1, 2, 4, ... would have needed 11 checks for).
     auto lists = test::build("lists:8x300");
     const MarkRequest deep{lists.heap->graph(), lists.builder->roots(), lists.heap->blocks().high_water()};
-    GpuBfsMarker levels(
-        GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=off", "expand=off"}), device));
+    GpuBfsMarker levels(GpuBfsMarkerOptions::parse(
+        options_of({"queue=levels", "level-barrier=launch", "fallback=off", "expand=off"}), device));
     CHECK(check_same_as_serial(deep, levels).detail("host_checks") == 7.0);
     // A shallow heap: one check, as deep as the first batch.
     auto shallow = test::build("vp-array");
@@ -645,6 +717,9 @@ TEST_CASE("gpu-bfs levels mode: with nothing to predict the depth, the first che
       CAPTURE(expand);
       GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=off", expand}), device));
       CHECK(check_same_as_serial(request, gpu).detail("host_checks") == 1.0);
+      GpuBfsMarker apart(GpuBfsMarkerOptions::parse(
+          options_of({"queue=levels", "level-barrier=launch", "fallback=off", expand}), device));
+      CHECK(check_same_as_serial(request, apart).detail("host_checks") == 1.0);
     }
   }
 }
