@@ -156,7 +156,8 @@ bool GpuBfsMarker::levels_in_one_launch(const DeviceBackend& backend, std::uint6
   if (options_.levels_per_check != 0 || options_.frontier == BfsFrontier::Bitmap) return false;
   for (std::uint32_t level = 1; level < last_queue_counts_.size(); ++level)
     if (bitmap_frontier(level, mark_words)) return false;
-  return true;
+  const std::uint64_t widest = last_queue_counts_.empty() ? 0 : std::ranges::max(last_queue_counts_);
+  return widest <= std::uint64_t{kTogetherObjectsPerGroup} * backend.bfs_levels_together_groups() / 2;
 }
 
 std::uint32_t GpuBfsMarker::levels_together_groups(const DeviceBackend& backend, std::uint32_t launch_groups) const {

@@ -69,9 +69,11 @@
 //                              no launch, no empty launch past the last level and no
 //                              host check a level), where the device has such a
 //                              barrier (CUDA's cooperative launch; OpenCL launches);
-//                              auto: grid unless levels-per-check asks for checks or a
+//                              auto: grid unless levels-per-check asks for checks, a
 //                              launch would leave its winners in the bitmap (frontier=,
-//                              which the one launch does not do)
+//                              which the one launch does not do), or the last levels
+//                              collection had a level wider than half the one launch's
+//                              groups hold (levels_in_one_launch)
 //   head-start=<objects>|off   levels mode, stop-the-world marks: the host walks the
 //                              first levels while none holds more than <objects>
 //                              (gc/markers/head_start.hpp), on the pause's thread while
@@ -209,14 +211,23 @@ class GpuBfsMarker final : public Marker {
   Schedule schedule();
   /// Whether this levels-mode collection runs every level in one launch (level-barrier=,
   /// the policy in the header comment), for a heap of `mark_words` 32-bit mark words.
+  /// auto asks, besides, that the last levels collection's widest queue needed at most
+  /// half the groups the one launch may have (kTogetherObjectsPerGroup objects a group):
+  /// the one launch holds fewer groups at once than a level launch (on the H100, 5 an
+  /// SM against 8: the loop around the level costs registers), which narrow levels do
+  /// not miss and wide ones do. Measured there (warm collections, levels mode): GCBench's
+  /// and binary-trees' kernels, levels of up to 65,536 objects, took 0.105-0.109 ms in
+  /// one launch of 256 groups, 0.116-0.130 in one of 660, 0.120-0.136 launched a level at
+  /// a time; jshell's and order-service's, levels of 150,000 objects and more, took
+  /// 1.20-1.28 and 0.94-1.00 ms in one launch of 612-660 groups against 1.13-1.15 and
+  /// 0.88-0.90 launched.
   bool levels_in_one_launch(const DeviceBackend& backend, std::uint64_t mark_words) const;
   /// Groups of the one launch: enough that the last levels collection's widest queue
   /// gives each about kTogetherObjectsPerGroup objects, at least one a compute unit and
   /// at most `launch_groups` (and what the device holds at once); all of them with
   /// nothing to go by. A level's shared words (its queue's cursor, the count of groups
   /// done, the grid-wide barrier) take an atomic from every group, and a group without a
-  /// batch adds those and nothing else: on the H100, GCBench's kernels took 0.098-0.108 ms
-  /// on 264 groups against 0.116-0.126 on all 1,056 (levels of up to 65,536 objects).
+  /// batch adds those and nothing else.
   std::uint32_t levels_together_groups(const DeviceBackend& backend, std::uint32_t launch_groups) const;
   static constexpr std::uint32_t kTogetherObjectsPerGroup = GCVM_GROUP_SIZE;
 

@@ -279,6 +279,15 @@ TEST_CASE("gpu-bfs levels mode: every level in one launch gives the marks, level
     CHECK(one_launch({"queue=levels", "frontier=bitmap", "level-barrier=grid"}) == (grid_barrier ? 1.0 : 0.0));
     CHECK(one_launch({"queue=async"}) == 0.0);
     CHECK(one_launch({"sms=split", "level-barrier=grid"}) == 0.0);
+    // After a collection with a level wider than half the one launch's groups hold,
+    // a launch a level: 300,000 objects want 1,172 groups of 256, more than the 660 an
+    // H100 or H200 holds at once (and fewer than the bitmap frontier's 2^19).
+    if (!grid_barrier) continue;
+    auto wide = test::build("wide:300000");
+    const MarkRequest wide_request{wide.heap->graph(), wide.builder->roots(), wide.heap->blocks().high_water()};
+    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels"}), device));
+    CHECK(check_same_as_serial(wide_request, gpu).detail("levels_in_one_launch") == 1.0);
+    CHECK(check_same_as_serial(wide_request, gpu).detail("levels_in_one_launch") == 0.0);
   }
 }
 
