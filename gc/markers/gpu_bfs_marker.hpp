@@ -17,7 +17,9 @@
 //     shallow heaps (R-MAT: 5.5 against 20.5 ms on rmat:24, H100). Local expansion:
 //     a group out of queue goes on with the next level of what it claimed while that
 //     fits one batch and no work waits for the next launch, up to `expand` levels, so
-//     narrow levels (a tree's first, chains) cost batches, not launches;
+//     narrow levels (a tree's first, chains) cost batches, not launches; where the
+//     device has a grid-wide barrier (CUDA) and the levels are narrow, every level in
+//     one launch instead (level-barrier=);
 //   queue=auto (the default): levels without expansion for the first collection and
 //     every 16th, which then count the heap's BFS levels; async for the others while
 //     the last count was above 32 (a deep heap), levels otherwise;
