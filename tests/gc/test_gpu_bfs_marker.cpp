@@ -265,8 +265,8 @@ TEST_CASE("gpu-bfs levels mode: every level in one launch gives the marks, level
         }
       }
     }
-    // auto: one launch unless levels-per-check asks for checks or a launch leaves its
-    // winners in the bitmap.
+    // auto: one launch unless levels-per-check asks for checks, a launch leaves its
+    // winners in the bitmap, or the last collection's widest level was wide (below).
     auto built = test::build("tree:10");
     const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
     const auto one_launch = [&](std::initializer_list<const char*> texts) {
