@@ -282,10 +282,10 @@ class DeviceBackend {
   /// read_state and read_marks in one wait for the device: the marks as they are when
   /// all launched work finished (a caller whose mark goes on reads them again later),
   /// and state[GCVM_STATE_MARKED] their set bits, counted on the device by the CUDA and
-  /// OpenCL backends (by the levels' one launch where it ran) (a host count of the downloaded words cost 25-50 µs of a warm
-  /// GCBench pause on the H100 host). At most once per begin_mark: the count adds to
-  /// the word begin_mark cleared. The default reads one after the other and counts on
-  /// the host.
+  /// OpenCL backends, or by the levels' one launch where it ran (a host count of the
+  /// downloaded words cost 25-50 µs of a warm GCBench pause on the H100 host). At most
+  /// once per begin_mark: the count adds to the word begin_mark cleared. The default
+  /// reads one after the other and counts on the host.
   virtual std::vector<std::uint32_t> read_state_and_marks(std::uint64_t* words, std::uint64_t word_count) {
     std::vector<std::uint32_t> state = read_state();
     read_marks(words, word_count);

@@ -1,12 +1,13 @@
 /* The BFS frontier-queue mark (Maas et al. 2012, Alg. 1 and 2, §5.1-§5.4), written
  * once in the dialect of portable.h and compiled for CUDA and OpenCL.
  *
- * One kernel launch processes one BFS level. Every group takes batches of
- * GCVM_GROUP_SIZE queue entries from a shared cursor (a batched dequeue from an array
- * queue, as recommended by Cederman et al.), scans the objects' references, and
- * appends newly claimed targets to the next level's queue through a staging buffer in
- * local memory, reserving global space with one atomic per flush. All compute units
- * share one queue per level, so the work is balanced dynamically.
+ * One kernel launch processes one BFS level (where the dialect has a grid-wide
+ * barrier, one launch may process them all: gcvm_bfs_levels_together). Every group
+ * takes batches of GCVM_GROUP_SIZE queue entries from a shared cursor (a batched
+ * dequeue from an array queue, as recommended by Cederman et al.), scans the objects'
+ * references, and appends newly claimed targets to the next level's queue through a
+ * staging buffer in local memory, reserving global space with one atomic per flush.
+ * All compute units share one queue per level, so the work is balanced dynamically.
  *
  * In contrast to the paper, which sets the mark bit on dequeue without atomics and
  * lets duplicates into the queue, gcvm claims an object when it is discovered: a plain
