@@ -190,8 +190,7 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void launch_bfs_seed(std::uint32_t root_count, std::uint32_t marked_count, std::uint32_t groups) override {
-    queues_[0].reserve(queue_bytes_, "a frontier queue");
-    queues_[1].reserve(queue_bytes_, "a frontier queue");
+    reserve_frontier_queues();
     check(cuda::launch_bfs_seed(device_roots(), root_count, marked_count, marks_.as<std::uint32_t>(),
                                 queues_[1].as<std::uint32_t>(), level_state(), groups, stream()),
           "launching the BFS seed kernel");
@@ -224,8 +223,7 @@ class CudaBackend final : public DeviceBackend {
     if (launch.groups == 0 || launch.groups > together_groups_)
       throw DeviceError(fmt::format("gpu-bfs: {} groups for the levels in one launch, where at most {} are resident",
                                     launch.groups, together_groups_));
-    queues_[0].reserve(queue_bytes_, "a frontier queue");
-    queues_[1].reserve(queue_bytes_, "a frontier queue");
+    reserve_frontier_queues();
     const cuda::BfsTogetherArgs args{begin_.as<std::uint64_t>(),
                                      degree_.as<std::uint32_t>(),
                                      edges_.as<std::uint32_t>(),
@@ -480,8 +478,7 @@ class CudaBackend final : public DeviceBackend {
     check(cudaMemsetAsync(sent_.as<void>(), 0, setup.sent_words * sizeof(std::uint32_t), stream()),
           "clearing the sent filter");
     outbox_.reserve(std::max<std::uint64_t>(setup.outbox_entries, 1) * sizeof(std::uint32_t), "the outbox");
-    queues_[0].reserve(queue_bytes_, "a frontier queue");
-    queues_[1].reserve(queue_bytes_, "a frontier queue");
+    reserve_frontier_queues();
     part_state_.reserve(GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), "the partition state");
     check(cudaMemsetAsync(part_state_.as<void>(), 0, GCVM_PART_STATE_WORDS * sizeof(std::uint32_t), stream()),
           "clearing the partition state");
@@ -535,6 +532,12 @@ class CudaBackend final : public DeviceBackend {
   cudaStream_t stream() {
     if (!pending_.empty()) launch_setup();
     return stream_;
+  }
+  /// Makes room for the two frontier queues that levels take in turn (one entry per
+  /// vertex each).
+  void reserve_frontier_queues() {
+    queues_[0].reserve(queue_bytes_, "a frontier queue");
+    queues_[1].reserve(queue_bytes_, "a frontier queue");
   }
   /// Launches what is held back as one setup launch (kernels/cuda/launchers.hpp,
   /// PauseSetupArgs), its buffers as they are now.

@@ -156,15 +156,17 @@ bool GpuBfsMarker::levels_in_one_launch(const DeviceBackend& backend, std::uint6
   if (options_.levels_per_check != 0 || options_.frontier == BfsFrontier::Bitmap) return false;
   for (std::uint32_t level = 1; level < last_queue_counts_.size(); ++level)
     if (bitmap_frontier(level, mark_words)) return false;
-  const std::uint64_t widest = last_queue_counts_.empty() ? 0 : std::ranges::max(last_queue_counts_);
-  return widest <= std::uint64_t{kTogetherObjectsPerGroup} * backend.bfs_levels_together_groups() / 2;
+  return widest_last_queue() <= std::uint64_t{kTogetherObjectsPerGroup} * backend.bfs_levels_together_groups() / 2;
+}
+
+std::uint64_t GpuBfsMarker::widest_last_queue() const {
+  return last_queue_counts_.empty() ? 0 : std::ranges::max(last_queue_counts_);
 }
 
 std::uint32_t GpuBfsMarker::levels_together_groups(const DeviceBackend& backend, std::uint32_t launch_groups) const {
   const std::uint32_t most = std::min(launch_groups, backend.bfs_levels_together_groups());
   if (last_queue_counts_.empty()) return most;
-  const std::uint64_t widest = std::ranges::max(last_queue_counts_);
-  const std::uint64_t wanted = (widest + kTogetherObjectsPerGroup - 1) / kTogetherObjectsPerGroup;
+  const std::uint64_t wanted = (widest_last_queue() + kTogetherObjectsPerGroup - 1) / kTogetherObjectsPerGroup;
   return static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>(wanted, std::min<std::uint32_t>(most, std::max(1u, backend.info().compute_units)), most));
 }

@@ -231,6 +231,8 @@ class GpuBfsMarker final : public Marker {
   /// done, the grid-wide barrier) take an atomic from every group, and a group without a
   /// batch adds those and nothing else.
   std::uint32_t levels_together_groups(const DeviceBackend& backend, std::uint32_t launch_groups) const;
+  /// The largest queue of the last levels collection (0 before any).
+  std::uint64_t widest_last_queue() const;
   static constexpr std::uint32_t kTogetherObjectsPerGroup = GCVM_GROUP_SIZE;
 
   /// queue=auto: a depth probe every this many collections, and async in between when
