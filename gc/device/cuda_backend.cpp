@@ -118,7 +118,7 @@ class CudaBackend final : public DeviceBackend {
     // now, and the device must be done reading it (it reads a held-back patch across the
     // link, a copied one in its copy).
     if (pending_.patch_groups != 0) launch_setup();
-    if (host_reads_pending_) wait("waiting for the last mirror patch");
+    if (host_reads_.patch) wait("waiting for the last mirror patch");
     patch_staged_ = bytes > patch_host_.capacity();
     if (!patch_staged_) return {patch_host_.data(), bytes};
     // Too large for the page-locked buffer: packed into pageable memory and staged
@@ -154,7 +154,7 @@ class CudaBackend final : public DeviceBackend {
     } else {
       check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data(), layout.bytes, cudaMemcpyHostToDevice, stream()),
             "uploading the mirror patch");
-      host_reads_pending_ = true;
+      host_reads_.patch = true;
     }
     check(cuda::launch_apply_patch(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
                                    patch_.as<std::uint32_t>(), layout.kernel_groups(), stream()),
@@ -162,6 +162,10 @@ class CudaBackend final : public DeviceBackend {
   }
 
   void finish_sync() override { drain("syncing the reference graph"); }
+
+  void launch_held_back() override {
+    if (!pending_.empty()) launch_setup();
+  }
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
@@ -175,7 +179,7 @@ class CudaBackend final : public DeviceBackend {
     const std::uint64_t state_words = GCVM_STATE_ROOTS + roots.size();
     if (state_words * sizeof(std::uint32_t) <= setup_host_.capacity()) {
       // Held back for the setup launch, which reads the state and roots from here.
-      if (host_reads_pending_) wait("waiting for the last pause's setup");
+      if (host_reads_.setup) wait("waiting for the last pause's setup");
       auto* host = reinterpret_cast<std::uint32_t*>(setup_host_.data());
       std::copy(initial_state_.begin(), initial_state_.end(), host);
       std::copy(roots.begin(), roots.end(), host + GCVM_STATE_ROOTS);
@@ -224,7 +228,11 @@ class CudaBackend final : public DeviceBackend {
       throw DeviceError(fmt::format("gpu-bfs: {} groups for the levels in one launch, where at most {} are resident",
                                     launch.groups, together_groups_));
     reserve_frontier_queues();
-    const cuda::BfsTogetherArgs args{begin_.as<std::uint64_t>(),
+    // What is held back runs in the launch, before the seed: it is launched here, so it
+    // must not go through stream(), which would launch it on its own first.
+    std::uint32_t setup_groups = 0;
+    const cuda::BfsTogetherArgs args{pending_.empty() ? cuda::PauseSetupArgs{} : take_setup(setup_groups),
+                                     begin_.as<std::uint64_t>(),
                                      degree_.as<std::uint32_t>(),
                                      edges_.as<std::uint32_t>(),
                                      marks_.as<std::uint32_t>(),
@@ -242,7 +250,7 @@ class CudaBackend final : public DeviceBackend {
                                      launch.fallback_threshold,
                                      launch.fallback_min_level,
                                      launch.expand_batches};
-    check(cuda::launch_bfs_levels_together(args, launch.groups, stream()), "launching the BFS levels in one launch");
+    check(cuda::launch_bfs_levels_together(args, launch.groups, stream_), "launching the BFS levels in one launch");
     marks_counted_ = true;
   }
 
@@ -357,7 +365,7 @@ class CudaBackend final : public DeviceBackend {
         {words, marks_.as<void>(), word_count * sizeof(std::uint64_t)},
     }};
     readback_.read(reads, stream(), "reading the level state and the mark bitmap");
-    host_reads_pending_ = false;  // the read waited for the stream
+    host_reads_ = {};  // the read waited for the stream
     return state;
   }
 
@@ -539,33 +547,39 @@ class CudaBackend final : public DeviceBackend {
     queues_[0].reserve(queue_bytes_, "a frontier queue");
     queues_[1].reserve(queue_bytes_, "a frontier queue");
   }
-  /// Launches what is held back as one setup launch (kernels/cuda/launchers.hpp,
-  /// PauseSetupArgs), its buffers as they are now.
-  void launch_setup() {
+  /// Takes what is held back as the arguments of one setup (kernels/cuda/launchers.hpp,
+  /// PauseSetupArgs), its buffers as they are now, with the groups a launch of its own
+  /// would need; the caller launches it.
+  cuda::PauseSetupArgs take_setup(std::uint32_t& groups) {
     const PendingSetup p = std::exchange(pending_, PendingSetup{});
     const std::uint64_t widest = std::max({p.copy_words, p.clear_words, p.fill_words});
     const std::uint64_t needed = (widest + kSetupWordsPerGroup - 1) / kSetupWordsPerGroup;
-    const auto groups = static_cast<std::uint32_t>(
+    groups = static_cast<std::uint32_t>(
         std::clamp<std::uint64_t>(std::max<std::uint64_t>(p.patch_groups, needed), 1, GCVM_PATCH_MAX_GROUPS));
-    const cuda::PauseSetupArgs args{begin_.as<std::uint64_t>(),
-                                    degree_.as<std::uint32_t>(),
-                                    edges_.as<std::uint32_t>(),
-                                    p.patch_groups != 0 ? reinterpret_cast<const std::uint32_t*>(patch_host_.data())
-                                                        : nullptr,
-                                    level_state(),
-                                    reinterpret_cast<const std::uint32_t*>(setup_host_.data()),
-                                    p.copy_words,
-                                    marks_.as<std::uint32_t>() + p.clear_from,
-                                    p.clear_words,
-                                    chunks_.as<std::uint32_t>(),
-                                    p.fill_words};
+    host_reads_.patch = host_reads_.patch || p.patch_groups != 0;
+    host_reads_.setup = host_reads_.setup || p.copy_words != 0;
+    return {begin_.as<std::uint64_t>(),
+            degree_.as<std::uint32_t>(),
+            edges_.as<std::uint32_t>(),
+            p.patch_groups != 0 ? reinterpret_cast<const std::uint32_t*>(patch_host_.data()) : nullptr,
+            level_state(),
+            reinterpret_cast<const std::uint32_t*>(setup_host_.data()),
+            p.copy_words,
+            marks_.as<std::uint32_t>() + p.clear_from,
+            p.clear_words,
+            chunks_.as<std::uint32_t>(),
+            p.fill_words};
+  }
+  /// Launches what is held back as one setup launch.
+  void launch_setup() {
+    std::uint32_t groups = 0;
+    const cuda::PauseSetupArgs args = take_setup(groups);
     check(cuda::launch_pause_setup(args, groups, stream_), "launching the pause setup kernel");
-    host_reads_pending_ = host_reads_pending_ || p.patch_groups != 0 || p.copy_words != 0;
   }
   /// Waits for everything launched (not for what is held back).
   void wait(const char* what) {
     check(cudaStreamSynchronize(stream_), what);
-    host_reads_pending_ = false;
+    host_reads_ = {};
   }
   /// Launches what is held back and waits for everything.
   void drain(const char* what) {
@@ -577,7 +591,7 @@ class CudaBackend final : public DeviceBackend {
   }
   void copy_out(void* to, const void* from, std::size_t bytes, const char* what) {
     readback_.read(to, from, bytes, stream(), what);
-    host_reads_pending_ = false;  // the read waited for the stream
+    host_reads_ = {};  // the read waited for the stream
   }
   std::uint32_t* level_state() const { return state_and_roots_.as<std::uint32_t>(); }
   const std::uint32_t* device_roots() const { return level_state() + GCVM_STATE_ROOTS; }
@@ -602,8 +616,13 @@ class CudaBackend final : public DeviceBackend {
     bool empty() const { return patch_groups == 0 && copy_words == 0 && clear_words == 0 && fill_words == 0; }
   };
   PendingSetup pending_;
-  /// A launched copy or setup reads patch_host_ or setup_host_: wait before rewriting them.
-  bool host_reads_pending_ = false;
+  /// Work launched that reads patch_host_ (a patch's copy or a setup that applies it) or
+  /// setup_host_ (a setup that copies the state and roots): wait before rewriting them.
+  struct HostReads {
+    bool patch = false;
+    bool setup = false;
+  };
+  HostReads host_reads_;
   PinnedBuffer setup_host_;  // the level state and the roots, read by the setup launch
   /// Page-locked at start-up: the level state and up to about 64 Ki roots (more go
   /// through the staging buffers).

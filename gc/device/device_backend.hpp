@@ -75,6 +75,15 @@ inline constexpr std::array<std::uint32_t, GCVM_STATE_ROOTS> initial_level_state
   return state;
 }
 
+/// The levels' one launch's time from the device clock it left in the level state
+/// (DeviceBackend::launch_bfs_levels_together), in milliseconds.
+inline double one_launch_ms(std::span<const std::uint32_t> state) {
+  auto word64 = [&](std::size_t at) { return std::uint64_t{state[at]} | (std::uint64_t{state[at + 1]} << 32); };
+  const std::uint64_t begin = word64(GCVM_STATE_CLOCK_BEGIN);
+  const std::uint64_t end = word64(GCVM_STATE_CLOCK_END);
+  return end > begin ? static_cast<double>(end - begin) / 1e6 : 0.0;
+}
+
 /// Items of the chunk queue of huge objects (mark_layout.h): enough for every object
 /// of a graph of `edges` edge slots to be chunked in one collection, in chunks of
 /// `chunk_edges` references (GCVM_CHUNK_EDGES, or GCVM_ASYNC_CHUNK_EDGES in async mode).
@@ -218,6 +227,10 @@ class DeviceBackend {
   virtual void apply_patch(const MirrorPatchLayout& layout) = 0;
   /// Waits until every enqueued upload and patch is applied.
   virtual void finish_sync() = 0;
+  /// Launches now what apply_patch, begin_mark and begin_chunks hold back (nothing
+  /// where the backend holds nothing back): for a caller with host work to do before its
+  /// next launch, so that the device applies a held-back patch meanwhile.
+  virtual void launch_held_back() {}
 
   // --- one collection ---
   /// Uploads the cleared level state and the roots with one copy (they share a
@@ -241,7 +254,11 @@ class DeviceBackend {
   /// groups (at most bfs_levels_together_groups()), which then counts the `mark_words`
   /// 32-bit mark words' set bits into state[GCVM_STATE_MARKED] (read_state_and_marks
   /// does not count them again) and leaves in state[GCVM_STATE_OVER_AT] the level at
-  /// which the mark was over. Only where bfs_levels_together_groups() is not 0.
+  /// which the mark was over. Only where bfs_levels_together_groups() is not 0. What
+  /// apply_patch, begin_mark and begin_chunks hold back runs in the same launch, before
+  /// the seed, and the launch times itself: the device's clock in nanoseconds when the
+  /// seed began and when its last group was done, in state[GCVM_STATE_CLOCK_BEGIN] and
+  /// state[GCVM_STATE_CLOCK_END] (u64 words; one_launch_ms), without the setup.
   virtual void launch_bfs_levels_together(std::uint32_t root_count, std::uint32_t marked_count,
                                           std::uint64_t mark_words, const BfsLaunch& launch) {
     (void)root_count, (void)marked_count, (void)mark_words, (void)launch;

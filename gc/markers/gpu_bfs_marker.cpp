@@ -185,11 +185,13 @@ class GpuBfsMarker::HeadStartHandoff {
     }
     ready_.store(true, std::memory_order_release);
   }
+  /// Whether the walk is done (take would not wait).
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
   /// Waits for the walk (microseconds, at most the walk's own time past the sync's),
   /// rethrowing what it threw.
   const HeadStart& take() {
-    const auto ready = [&] { return ready_.load(std::memory_order_acquire); };
-    while (!spin_until(ready, std::chrono::microseconds(200))) std::this_thread::yield();
+    const auto done = [&] { return ready(); };
+    while (!spin_until(done, std::chrono::microseconds(200))) std::this_thread::yield();
     if (error_) std::rethrow_exception(error_);
     return head_;
   }
@@ -263,6 +265,8 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   pause.block_count = request.block_count;
   std::span<const ObjectId> roots = request.roots;
   if (head != nullptr) {
+    // While the host still walks, the device applies the patch the sync held back.
+    if (!head->ready()) backend.launch_held_back();
     const HeadStart& walked = head->take();
     pause.head_levels = walked.levels;
     pause.head_references = walked.references;
@@ -315,7 +319,10 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   const bool async = pause.async;
   const std::uint64_t chunk_capacity = pause.chunk_capacity;
   const std::uint64_t mark_words = std::uint64_t{pause.block_count} * 2;
-  backend.timer_start();
+  // The levels' one launch times itself on the device's clock (it takes the pause's
+  // setup, which an event recorded before it would launch on its own first).
+  const bool timed_by_events = !pause.levels_together;
+  if (timed_by_events) backend.timer_start();
   const std::uint32_t root_count = pause.root_count;
   const std::uint32_t seeded = root_count + pause.head_marked;
   const std::uint32_t seed_groups =
@@ -338,7 +345,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   bool marks_read = false;
   bool busy_told = false;
   auto check = [&](bool last_expected) {
-    backend.timer_end();
+    if (timed_by_events) backend.timer_end();
     if (!busy_told && request != nullptr && request->on_device_busy)
       request->on_device_busy();
     busy_told = true;
@@ -425,7 +432,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     }
     finish_levels(backend, pause, state, level, expanding, fallback, pending, pending_chunks, download_ms);
   }
-  const double kernel_ms = backend.timer_stop_ms();
+  const double kernel_ms = timed_by_events ? backend.timer_stop_ms() : one_launch_ms(state);
   if (state[GCVM_STATE_OVERFLOW] != 0)
     throw DeviceError("gpu-bfs: a device queue overflowed (an internal sizing error); the mark is discarded");
   const std::uint64_t gpu_edges =

@@ -811,7 +811,9 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
  * between levels in place of a kernel boundary, until a level finds the mark over
  * (gcvm_bfs_mark_over: every group leaves the loop at the same level, so every group
  * meets every barrier), then the marks counted into state[GCVM_STATE_MARKED] and the
- * level at which the mark was over into state[GCVM_STATE_OVER_AT]. The levels are
+ * level at which the mark was over into state[GCVM_STATE_OVER_AT]; the device clock
+ * when the seed began and when the last group was done go to
+ * state[GCVM_STATE_CLOCK_BEGIN] and state[GCVM_STATE_CLOCK_END]. The levels are
  * those of separate launches (gcvm_bfs_level, queues `queue0` and `queue1` taking
  * turns), and so are the marks, the counts and a fallback's queue; what goes is a
  * launch per level, its group scheduling and its return to the host's stream, the
@@ -826,6 +828,8 @@ GCVM_DEVICE void gcvm_bfs_levels_together(const GCVM_GLOBAL gcvm_u64* begin, con
                                           gcvm_u32 wide_threshold, gcvm_u32 fallback_threshold,
                                           gcvm_u32 fallback_min_level, gcvm_u32 expand_batches,
                                           GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_LOCAL gcvm_u32* group_total) {
+  if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u)
+    *(GCVM_GLOBAL gcvm_u64*)(state + GCVM_STATE_CLOCK_BEGIN) = GCVM_CLOCK_NS();
   gcvm_bfs_seed(roots, root_count, marked_count, marks, queue1, state, sh);
   GCVM_GRID_BARRIER();
   gcvm_u32 level = 1u;
@@ -839,6 +843,7 @@ GCVM_DEVICE void gcvm_bfs_levels_together(const GCVM_GLOBAL gcvm_u64* begin, con
   }
   if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_OVER_AT] = level;
   gcvm_count_marks(marks, mark_words, state + GCVM_STATE_MARKED, group_total);
+  if (GCVM_LOCAL_ID() == 0u) GCVM_ATOMIC_MAX64((GCVM_GLOBAL gcvm_u64*)(state + GCVM_STATE_CLOCK_END), GCVM_CLOCK_NS());
 }
 #endif
 

@@ -98,7 +98,12 @@
 /* Levels mode in one launch (gcvm_bfs_levels_together): the level at which the launch
  * found the mark over (gcvm_bfs_mark_over). */
 #define GCVM_STATE_OVER_AT (GCVM_STATE_MARKED + 1)
-#define GCVM_STATE_WORDS (GCVM_STATE_OVER_AT + 1)
+/* Levels mode in one launch: the device's clock in nanoseconds (u64 words, 8-byte
+ * aligned) when its seed began and when its last group finished, so that the host times
+ * the launch from the state it reads anyway (CUDA's %globaltimer). */
+#define GCVM_STATE_CLOCK_BEGIN (((GCVM_STATE_OVER_AT + 2) / 2) * 2)
+#define GCVM_STATE_CLOCK_END (GCVM_STATE_CLOCK_BEGIN + 2)
+#define GCVM_STATE_WORDS (GCVM_STATE_CLOCK_END + 2)
 /* The first word of the roots, after the state: the next line boundary. */
 #define GCVM_STATE_ROOTS (((GCVM_STATE_WORDS + GCVM_STATE_LINE - 1) / GCVM_STATE_LINE) * GCVM_STATE_LINE)
 #define GCVM_NO_LEVEL 0xFFFFFFFFu

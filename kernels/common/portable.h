@@ -52,6 +52,15 @@ typedef uint4 gcvm_u32x4;
  * once. OpenCL has no such launch (a CPU device may run a few groups at a time), so
  * the dialect defines it for CUDA alone and what uses it is CUDA's alone. */
 #define GCVM_GRID_BARRIER() cooperative_groups::this_grid().sync()
+/* The device's nanosecond clock (%globaltimer: one clock for every SM, unlike clock64),
+ * and a 64-bit atomic maximum; what uses them is CUDA's alone, as the grid barrier. */
+#define GCVM_CLOCK_NS() gcvm_globaltimer()
+#define GCVM_ATOMIC_MAX64(p, v) atomicMax((p), (v))
+GCVM_DEVICE gcvm_u64 gcvm_globaltimer(void) {
+  gcvm_u64 ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
 
 /* Collective over a group that is one warp (GCVM_WARP_SIZE threads): returns the
  * exclusive prefix sum of `x` over the group's threads and sets `*total` to the sum.

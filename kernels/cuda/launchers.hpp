@@ -29,9 +29,33 @@ struct BfsLevelArgs {
 
 cudaError_t launch_bfs_level(const BfsLevelArgs& args, cudaStream_t stream);
 
+/// One launch that does a pause's small setup steps together: applies the mirror patch
+/// at `patch` (none when null; the patch may lie in page-locked host memory, which the
+/// kernel reads across the link), copies `copy_words` words from `copy_from` (host
+/// memory likewise) to `copy_to`, clears `clear_words` words at `clear` and sets
+/// `fill_words` words at `fill` to all ones. The four write disjoint buffers.
+struct PauseSetupArgs {
+  std::uint64_t* begin;
+  std::uint32_t* degree;
+  std::uint32_t* edges;
+  const std::uint32_t* patch;
+  std::uint32_t* copy_to;
+  const std::uint32_t* copy_from;
+  std::uint64_t copy_words;
+  std::uint32_t* clear;
+  std::uint64_t clear_words;
+  std::uint32_t* fill;
+  std::uint64_t fill_words;
+  bool empty() const { return patch == nullptr && copy_words == 0 && clear_words == 0 && fill_words == 0; }
+};
+cudaError_t launch_pause_setup(const PauseSetupArgs& args, std::uint32_t groups, cudaStream_t stream);
+
 /// The arguments of levels mode in one launch (gcvm_bfs_levels_together): the seed's
-/// and every level's, the two queues, and the mark words it counts at the end.
+/// and every level's, the two queues, and the mark words it counts at the end; and
+/// the pause's setup steps, which it runs first unless `setup` is empty (a grid-wide
+/// barrier then stands in for the setup launch's boundary).
 struct BfsTogetherArgs {
+  PauseSetupArgs setup;
   const std::uint64_t* begin;
   const std::uint32_t* degree;
   const std::uint32_t* edges;
@@ -101,25 +125,6 @@ cudaError_t launch_bfs_lanes(const std::uint64_t* begin, const std::uint32_t* de
 cudaError_t launch_apply_patch(std::uint64_t* begin, std::uint32_t* degree, std::uint32_t* edges,
                                const std::uint32_t* patch, std::uint32_t groups, cudaStream_t stream);
 
-/// One launch that does a pause's small setup steps together: applies the mirror patch
-/// at `patch` (none when null; the patch may lie in page-locked host memory, which the
-/// kernel reads across the link), copies `copy_words` words from `copy_from` (host
-/// memory likewise) to `copy_to`, clears `clear_words` words at `clear` and sets
-/// `fill_words` words at `fill` to all ones. The four write disjoint buffers.
-struct PauseSetupArgs {
-  std::uint64_t* begin;
-  std::uint32_t* degree;
-  std::uint32_t* edges;
-  const std::uint32_t* patch;
-  std::uint32_t* copy_to;
-  const std::uint32_t* copy_from;
-  std::uint64_t copy_words;
-  std::uint32_t* clear;
-  std::uint64_t clear_words;
-  std::uint32_t* fill;
-  std::uint64_t fill_words;
-};
-cudaError_t launch_pause_setup(const PauseSetupArgs& args, std::uint32_t groups, cudaStream_t stream);
 
 /// Groups of GCVM_GROUP_SIZE threads of the BFS level kernel that fit on one SM.
 int bfs_level_groups_per_sm();

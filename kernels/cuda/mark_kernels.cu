@@ -37,10 +37,27 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
                  wide_threshold, fallback_threshold, fallback_min_level, expand_batches, &shared);
 }
 
-/* Every level of the mark in one cooperative launch (gcvm_bfs_levels_together). */
+/* A pause's setup steps (launchers.hpp, PauseSetupArgs), each over the whole grid:
+ * they write disjoint buffers and need no barrier between them. */
+__device__ void run_pause_setup(const PauseSetupArgs& a) {
+  if (a.patch != nullptr)
+    gcvm_apply_patch(reinterpret_cast<gcvm_u64*>(a.begin), a.degree, a.edges, a.patch);
+  gcvm_copy_words(a.copy_to, a.copy_from, a.copy_words);
+  gcvm_fill_words(a.clear, a.clear_words, 0u, 0u);
+  gcvm_fill_words(a.fill, a.fill_words, 0xFFFFFFFFu, 0xFFFFFFFFu);
+}
+
+/* Every level of the mark in one cooperative launch (gcvm_bfs_levels_together), after
+ * the pause's setup where the launch took it (the condition is the same for every
+ * group, so every group meets the barrier). */
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE) bfs_levels_together_kernel(BfsTogetherArgs a) {
   __shared__ gcvm_bfs_shared shared;
   __shared__ gcvm_u32 group_total;
+  if (a.setup.patch != nullptr || a.setup.copy_words != 0u || a.setup.clear_words != 0u ||
+      a.setup.fill_words != 0u) {
+    run_pause_setup(a.setup);
+    GCVM_GRID_BARRIER();
+  }
   gcvm_bfs_levels_together(reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.mark_words,
                            a.roots, a.root_count, a.marked_count, a.queue0, a.queue1, a.state,
                            reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.flags, a.wide_threshold,
@@ -99,13 +116,7 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
 
 /* A pause's setup in one launch (launchers.hpp, PauseSetupArgs): each step writes its
  * own buffer, so the groups stride over all of them in one pass, no barriers. */
-__global__ void __launch_bounds__(GCVM_GROUP_SIZE) pause_setup_kernel(PauseSetupArgs a) {
-  if (a.patch != nullptr)
-    gcvm_apply_patch(reinterpret_cast<gcvm_u64*>(a.begin), a.degree, a.edges, a.patch);
-  gcvm_copy_words(a.copy_to, a.copy_from, a.copy_words);
-  gcvm_fill_words(a.clear, a.clear_words, 0u, 0u);
-  gcvm_fill_words(a.fill, a.fill_words, 0xFFFFFFFFu, 0xFFFFFFFFu);
-}
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE) pause_setup_kernel(PauseSetupArgs a) { run_pause_setup(a); }
 
 }  // namespace
 

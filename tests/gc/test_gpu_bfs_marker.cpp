@@ -257,6 +257,7 @@ TEST_CASE("gpu-bfs levels mode: every level in one launch gives the marks, level
           CHECK(one.detail("levels_in_one_launch") == 1.0);
           CHECK(each.detail("levels_in_one_launch") == 0.0);
           CHECK(one.detail("host_checks") == 1.0);
+          CHECK(one.detail("kernel_ms") > 0.0);  // the launch's own clock
           if (expand != "expand=off") continue;
           CHECK(one.detail("iterations") == each.detail("iterations"));
           CHECK(one.detail("fallback_level") == each.detail("fallback_level"));
@@ -788,17 +789,31 @@ TEST_CASE("gpu-bfs tells the plan once per mark that the device is busy, in ever
 }
 
 TEST_CASE("gpu-bfs keeps its device mirror exact across mutations and sweeps") {
+  // In barrier mode, the bitmap frontier for every launch that had any work last time;
+  // then every level in one launch (on CUDA), which takes a small patch into its own
+  // setup, with the pause's whole patch (no refresher) and without a head start (with
+  // one, a patch goes to the device while the host walks).
+  struct Case {
+    RefGraphMode mode;
+    std::vector<const char*> options;
+  };
+  const std::vector<Case> cases = {
+      {RefGraphMode::Barrier, {"queue=levels", "frontier=1", "head-start=off"}},
+      {RefGraphMode::Rebuild, {}},
+      {RefGraphMode::Barrier, {"queue=levels", "level-barrier=grid", "refresh=off"}},
+      {RefGraphMode::Barrier, {"queue=levels", "level-barrier=grid", "head-start=off"}},
+  };
   for (const std::string& device : test::test_devices()) {
-    for (auto mode : {RefGraphMode::Barrier, RefGraphMode::Rebuild}) {
+    for (const auto& [mode, texts] : cases) {
       CAPTURE(device);
+      CAPTURE(texts.size());
       // A large stable heap (rooted) plus a mutated part, so a collection after few
       // changes has a small patch to upload.
       auto built = test::build("rmat:15", 5, HeapConfig{.graph_mode = mode});
       Heap& heap = *built.heap;
       test::RandomMutator mutator(heap, 21, 32);
-      // In barrier mode, the bitmap frontier for every launch that had any work last time.
-      const GcOptions options =
-          mode == RefGraphMode::Barrier ? options_of({"queue=levels", "frontier=1"}) : GcOptions{};
+      GcOptions options;
+      for (const char* text : texts) options.push_back(parse_gc_option(text));
       auto marker = std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(options, device));
       GpuBfsMarker* gpu = marker.get();
       Collector collector(heap, std::move(marker), /*verify=*/true);
