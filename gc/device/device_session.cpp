@@ -96,7 +96,9 @@ MarkStats DeviceSession::mark(const MarkRequest& request, MarkBitmap& out, const
       if (alongside) alongside();
       stats = on_device(*backend_, *mirror_);
     }
-    for (auto& detail : take_refreshed()) stats.details.push_back(std::move(detail));
+    auto refreshed = take_refreshed();
+    stats.details.reserve(stats.details.size() + refreshed.size());
+    for (auto& detail : refreshed) stats.details.push_back(std::move(detail));
     return stats;
   } catch (const DeviceError& e) {
     out.reset(0);

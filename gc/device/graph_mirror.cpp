@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gc/markers/marker.hpp"
 #include "gc/util/stopwatch.hpp"
 
 namespace gcvm {
@@ -15,7 +16,8 @@ constexpr std::uint64_t kEdgeBytes = MirrorPlan::kEdgeBytes;
 
 std::vector<std::pair<std::string, double>> MirrorSyncStats::details() const {
   auto count = [](std::uint64_t n) { return static_cast<double>(n); };
-  return {
+  std::vector<std::pair<std::string, double>> details;
+  append_details(details, {
       {"sync_full", full ? 1.0 : 0.0},
       {"sync_changed_bytes", count(changed_bytes)},
       {"sync_bytes", count(bytes)},
@@ -34,7 +36,8 @@ std::vector<std::pair<std::string, double>> MirrorSyncStats::details() const {
       {"sync_ms", ms},
       {"sync_waited", waited ? 1.0 : 0.0},
       {"sync_gbps", waited && ms > 0 ? static_cast<double>(bytes) / (ms * 1e6) : 0.0},
-  };
+  });
+  return details;
 }
 
 MirrorSyncStats& MirrorSyncStats::operator+=(const MirrorSyncStats& other) {
@@ -69,13 +72,15 @@ MirrorRefreshStats& MirrorRefreshStats::operator+=(const MirrorRefreshStats& oth
 
 std::vector<std::pair<std::string, double>> MirrorRefreshStats::details() const {
   auto count = [](std::uint64_t n) { return static_cast<double>(n); };
-  return {
+  std::vector<std::pair<std::string, double>> details;
+  append_details(details, {
       {"sync_refresh_passes", count(passes)},
       {"sync_refresh_bytes", count(bytes)},
       {"sync_refresh_changed_bytes", count(changed_bytes)},
       {"sync_refresh_given_up", count(given_up)},
       {"sync_refresh_ms", busy_ms},
-  };
+  });
+  return details;
 }
 
 GraphMirror::GraphMirror(DeviceBackend& backend) : backend_(backend) {}

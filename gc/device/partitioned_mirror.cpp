@@ -18,9 +18,9 @@ std::vector<std::pair<std::string, double>> PartitionedSyncStats::details() cons
   for (const MirrorSyncStats& p : partitions) sum += p;
   sum.ms = ms;
   auto details = sum.details();
-  details.insert(details.end(), {{"sync_rows_ms", rows_ms},
-                                 {"sync_cut", cut ? 1.0 : 0.0},
-                                 {"sync_rebuilt_partitions", static_cast<double>(rebuilt)}});
+  append_details(details, {{"sync_rows_ms", rows_ms},
+                           {"sync_cut", cut ? 1.0 : 0.0},
+                           {"sync_rebuilt_partitions", static_cast<double>(rebuilt)}});
   return details;
 }
 

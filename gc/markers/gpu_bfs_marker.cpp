@@ -464,7 +464,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   stats.mark_ms = clock.elapsed_ms();
   const std::uint32_t fallback_level = state[GCVM_STATE_FALLBACK_LEVEL];
   stats.details = pause.sync.details();
-  stats.details.insert(stats.details.end(), {
+  append_details(stats.details, {
       {"async", async ? 1.0 : 0.0},
       {"root_bytes", static_cast<double>(std::uint64_t{seeded} * sizeof(ObjectId))},
       {"head_start_levels", static_cast<double>(pause.head_levels)},

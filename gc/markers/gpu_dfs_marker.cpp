@@ -231,7 +231,7 @@ MarkStats GpuDfsMarker::finish_on_device(DeviceBackend& backend, const Pause& pa
   stats.mark_ms = clock.elapsed_ms();
   const std::uint64_t local_bytes = options_.local_stack != 0 ? kLocalStackBytesPerGroup * launch.groups : 0;
   stats.details = pause.sync.details();
-  stats.details.insert(stats.details.end(), {
+  append_details(stats.details, {
       {"root_bytes", static_cast<double>(std::uint64_t{pause.root_count} * sizeof(ObjectId))},
       {"root_upload_ms", pause.roots_ms},
       {"kernel_ms", kernel_ms},
