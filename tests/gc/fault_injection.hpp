@@ -73,6 +73,10 @@ class FaultyBackend final : public DeviceBackend {
     trigger_.call("finish_sync");
     real_->finish_sync();
   }
+  void launch_held_back() override {
+    trigger_.call("launch_held_back");
+    real_->launch_held_back();
+  }
 
   void begin_mark(std::span<const ObjectId> roots, std::uint64_t mark_words,
                   std::span<const std::uint64_t> premarked) override {
@@ -86,6 +90,12 @@ class FaultyBackend final : public DeviceBackend {
   void launch_bfs_level(std::uint32_t level, const BfsLaunch& launch) override {
     trigger_.call("launch_bfs_level");
     real_->launch_bfs_level(level, launch);
+  }
+  std::uint32_t bfs_levels_together_groups() const override { return real_->bfs_levels_together_groups(); }
+  void launch_bfs_levels_together(std::uint32_t root_count, std::uint32_t marked_count, std::uint64_t mark_words,
+                                  const BfsLaunch& launch) override {
+    trigger_.call("launch_bfs_levels_together");
+    real_->launch_bfs_levels_together(root_count, marked_count, mark_words, launch);
   }
   void snapshot_marks(std::uint64_t mark_words) override {
     trigger_.call("snapshot_marks");

@@ -74,8 +74,12 @@ struct FaultCase {
   std::string method;
 };
 
-std::vector<FaultCase> fault_cases() {
-  const GcOptions levels{{"queue", "levels"}, {"refresh", "off"}};
+std::vector<FaultCase> fault_cases(const std::string& device) {
+  // Levels a launch at a time (the launches' own faults), and, where the device has a
+  // grid-wide barrier (CUDA), every level in one launch, which also takes the pause's
+  // setup (the roots, the patch held back) into itself.
+  const GcOptions levels{{"queue", "levels"}, {"level-barrier", "launch"}, {"refresh", "off"}};
+  const GcOptions together{{"queue", "levels"}, {"level-barrier", "grid"}, {"refresh", "off"}};
   const GcOptions async{{"queue", "async"}, {"refresh", "off"}};
   const GcOptions dfs{{"refresh", "off"}};
   std::vector<FaultCase> cases;
@@ -85,6 +89,9 @@ std::vector<FaultCase> fault_cases() {
   // The concurrent mark: launches, state reads, the timer, the marks' download.
   for (const char* method : {"launch_bfs_seed", "launch_bfs_level", "read_state", "timer_stop_ms", "read_marks"})
     cases.push_back({"gpu-bfs", levels, method});
+  if (device.starts_with("cuda"))
+    for (const char* method : {"apply_patch", "launch_bfs_levels_together", "read_state", "read_marks"})
+      cases.push_back({"gpu-bfs", together, method});
   cases.push_back({"gpu-bfs", async, "launch_bfs_async"});
   for (const char* method : {"begin_mark", "launch_dfs_seed", "launch_dfs_run", "read_dfs_state", "read_marks"})
     cases.push_back({"gpu-dfs", dfs, method});
@@ -96,7 +103,7 @@ std::vector<FaultCase> fault_cases() {
 TEST_CASE("a device error in a concurrent cycle: the cycle is abandoned, the heap collected stop-the-world on the "
           "CPU, and later cycles mark on the CPU; nothing reachable is freed") {
   for (const std::string& device : test::test_devices()) {
-    for (const FaultCase& fault : fault_cases()) {
+    for (const FaultCase& fault : fault_cases(device)) {
       CAPTURE(device);
       CAPTURE(fault.marker);
       CAPTURE(fault.method);
