@@ -10,10 +10,6 @@ namespace {
 /// pool would cost more than pushing them.
 constexpr std::uint64_t kParallelReleaseMinRanges = 16384;
 
-/// How many ranges of each class one batch holds: (class index, count) for the classes
-/// it touches, in the order it first touches them.
-using ClassCounts = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
-
 /// Per-class scratch of the thread that counts or places a batch: all zero between
 /// batches (a batch resets the entries it touched).
 std::vector<std::uint64_t>& class_scratch() {
@@ -62,7 +58,37 @@ void EdgeSpace::release(EdgeIndex base, std::uint64_t count) {
   free_[class_index(count)].push_back(base);
 }
 
+void EdgeSpace::count(std::span<const EdgeRange> batch, BatchCounts& counts) {
+  std::vector<std::uint64_t>& per_class = class_scratch();
+  counts.classes.clear();
+  std::uint64_t slots = 0;
+  for (const EdgeRange& r : batch) {
+    if (r.count == 0) continue;
+    const std::size_t c = class_index(r.count);
+    if (per_class[c]++ == 0) counts.classes.emplace_back(static_cast<std::uint32_t>(c), 0);
+    slots += size_class(r.count);
+  }
+  counts.slots = slots;
+  for (auto& [c, n] : counts.classes) {
+    n = per_class[c];
+    per_class[c] = 0;
+  }
+}
+
 void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> batches, ReleaseOrder order,
+                                 const ForEachIndex& for_each) {
+  std::uint64_t ranges = 0;
+  for (const auto batch : batches) ranges += batch.size();
+  std::vector<BatchCounts> counts(batches.size());
+  std::vector<BatchCounts*> each(batches.size());
+  for (std::size_t b = 0; b < batches.size(); ++b) each[b] = &counts[b];
+  if (ranges >= kParallelReleaseMinRanges)
+    for_each(batches.size(), [&](std::uint64_t b) { count(batches[b], counts[b]); });
+  release_in_order(batches, each, order, for_each);
+}
+
+void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> batches,
+                                 std::span<BatchCounts* const> counts, ReleaseOrder order,
                                  const ForEachIndex& for_each) {
   const bool last_first = order == ReleaseOrder::LastFirst;
   // The i-th batch, or range of a batch, in release order.
@@ -76,40 +102,21 @@ void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> bat
     }
     return;
   }
-  // Count: each batch's ranges per class, and the slots they free.
-  std::vector<ClassCounts> counts(batches.size());
-  std::vector<std::uint64_t> freed(batches.size(), 0);
-  for_each(batches.size(), [&](std::uint64_t b) {
-    std::vector<std::uint64_t>& per_class = class_scratch();
-    ClassCounts& touched = counts[b];
-    std::uint64_t slots = 0;  // summed here: neighbouring batches' totals share cache lines
-    for (const EdgeRange& r : batches[b]) {
-      if (r.count == 0) continue;
-      const std::size_t c = class_index(r.count);
-      if (per_class[c]++ == 0) touched.emplace_back(static_cast<std::uint32_t>(c), 0);
-      slots += size_class(r.count);
-    }
-    freed[b] = slots;
-    for (auto& [c, n] : touched) {
-      n = per_class[c];
-      per_class[c] = 0;
-    }
-  });
   // Place: batch b's ranges of class c go after those of the batches before it; each
   // count becomes that batch's first position in its class's list.
   for (std::size_t k = 0; k < batches.size(); ++k) {
     const std::size_t b = last_first ? batches.size() - 1 - k : k;
-    for (auto& [c, n] : counts[b]) {
+    for (auto& [c, n] : counts[b]->classes) {
       std::vector<EdgeIndex>& list = free_[c];
       const std::uint64_t first = list.size();
       list.resize(first + n);
       n = first;
     }
-    in_use_ -= freed[b];
+    in_use_ -= counts[b]->slots;
   }
   for_each(batches.size(), [&](std::uint64_t b) {
     std::vector<std::uint64_t>& cursor = class_scratch();
-    for (const auto& [c, first] : counts[b]) cursor[c] = first;
+    for (const auto& [c, first] : counts[b]->classes) cursor[c] = first;
     const std::span<const EdgeRange> batch = batches[b];
     for (std::size_t i = 0; i < batch.size(); ++i) {
       const EdgeRange& r = nth(batch, i);
@@ -117,7 +124,7 @@ void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> bat
       const std::size_t c = class_index(r.count);
       free_[c][cursor[c]++] = r.base;
     }
-    for (const auto& [c, first] : counts[b]) cursor[c] = 0;
+    for (const auto& [c, first] : counts[b]->classes) cursor[c] = 0;
   });
 }
 

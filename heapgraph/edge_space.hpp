@@ -17,7 +17,9 @@
 // parallel sweep records its ranges in batches (one per run of blocks); releasing the
 // batches counts, on every thread, how many ranges of each class every batch holds,
 // then places each batch's ranges at its own offsets in the lists, again on every
-// thread. The lists end exactly as releasing the ranges one by one, in the order asked
+// thread; a caller that makes its batches on many threads counts each where it makes
+// it (`count`: a parallel sweep's tasks count their own), and the release only places.
+// The lists end exactly as releasing the ranges one by one, in the order asked
 // (as found, or last found first), leaves them, whatever the threads and their timing.
 #pragma once
 
@@ -60,11 +62,22 @@ class EdgeSpace {
   /// The order `release_in_order` releases in: batch after batch and in order within a
   /// batch, or the reverse (the last batch's last range first).
   enum class ReleaseOrder { InOrder, LastFirst };
+  /// How many ranges of each size class one batch holds, and the slots they free.
+  struct BatchCounts {
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> classes;  // (class index, ranges), first touched first
+    std::uint64_t slots = 0;
+  };
+  /// Sets `counts` to those of `batch`; safe on many threads at once.
+  static void count(std::span<const EdgeRange> batch, BatchCounts& counts);
   /// Releases every range of `batches`, leaving the free lists exactly as `release` of
   /// each range, in `order`, would; the work runs on the threads of `for_each` when
   /// there is enough of it.
   void release_in_order(std::span<const std::span<const EdgeRange>> batches, ReleaseOrder order,
                         const ForEachIndex& for_each);
+  /// The same with batch i's counts (`count`) given in *counts[i], which it uses up;
+  /// only the placing runs on `for_each`.
+  void release_in_order(std::span<const std::span<const EdgeRange>> batches, std::span<BatchCounts* const> counts,
+                        ReleaseOrder order, const ForEachIndex& for_each);
 
   /// One past the highest slot ever handed out: the edge array must be this long.
   std::uint64_t high_water() const { return high_water_; }

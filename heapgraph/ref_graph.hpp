@@ -63,6 +63,12 @@ class RefGraph {
                               const EdgeSpace::ForEachIndex& for_each) {
     edge_space_.release_in_order(batches, order, for_each);
   }
+  /// The same with each batch's counts given (EdgeSpace::count).
+  void release_edges_in_order(std::span<const std::span<const EdgeRange>> batches,
+                              std::span<EdgeSpace::BatchCounts* const> counts, EdgeSpace::ReleaseOrder order,
+                              const EdgeSpace::ForEachIndex& for_each) {
+    edge_space_.release_in_order(batches, counts, order, for_each);
+  }
   /// Points vertex v at its edge range.
   void assign_vertex(ObjectId v, EdgeIndex begin, std::uint32_t degree) {
     if (begin_[v] == begin && degree_[v] == degree) return;

@@ -199,15 +199,23 @@ void Heap::settle_sweep(std::span<SweepDebt> debts, ThreadPool* pool) {
   std::vector<std::span<const EdgeRange>> ranges;
   ranges.reserve(debts.size());
   for (const SweepDebt& debt : debts) ranges.emplace_back(debt.edge_ranges);
-  graph_.release_edges_in_order(ranges, EdgeSpace::ReleaseOrder::LastFirst,
-                                [pool](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
-                                  for_each_task(pool, count, body);
-                                });
+  const auto on_pool = [pool](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
+    for_each_task(pool, count, body);
+  };
+  if (std::ranges::all_of(debts, [](const SweepDebt& debt) { return debt.edges_counted; })) {
+    std::vector<EdgeSpace::BatchCounts*> counts;
+    counts.reserve(debts.size());
+    for (SweepDebt& debt : debts) counts.push_back(&debt.edge_counts);
+    graph_.release_edges_in_order(ranges, counts, EdgeSpace::ReleaseOrder::LastFirst, on_pool);
+  } else {
+    graph_.release_edges_in_order(ranges, EdgeSpace::ReleaseOrder::LastFirst, on_pool);
+  }
   for (SweepDebt& debt : debts) {
     releaser_.release(debt.storage);
     array_bytes_ -= debt.array_bytes;
     blocks_.count_emptied_blocks(debt.emptied_blocks);
     debt.edge_ranges.clear();
+    debt.edges_counted = false;
     debt.array_bytes = 0;
     debt.emptied_blocks = 0;
   }

@@ -152,6 +152,9 @@ class Heap {
   /// parallel sweep's tasks fill theirs side by side.
   struct alignas(64) SweepDebt {
     std::vector<EdgeRange> edge_ranges;
+    /// edge_ranges' size classes, where the sweep counted them (count_edge_ranges)
+    EdgeSpace::BatchCounts edge_counts;
+    bool edges_counted = false;
     std::vector<void*> storage;  // of the arrays freed, for the storage releaser
     std::uint64_t array_bytes = 0;
     std::uint32_t emptied_blocks = 0;
@@ -170,6 +173,13 @@ class Heap {
   /// The same for one block, whose slots outside `mark_word` are freed. Returns the
   /// number of objects freed.
   std::uint32_t sweep_block(std::uint32_t block, std::uint64_t mark_word, SweepDebt& debt);
+  /// Counts the size classes of the edge ranges `debt` records so far (by the thread
+  /// that swept its blocks: a parallel sweep's tasks count their own, and settling them
+  /// only places the ranges; EdgeSpace::release_in_order).
+  static void count_edge_ranges(SweepDebt& debt) {
+    EdgeSpace::count(debt.edge_ranges, debt.edge_counts);
+    debt.edges_counted = true;
+  }
   /// Releases what `debts` record and empties them: edge ranges last found first (the
   /// last debt's last range first), on the threads of `pool` when there are many
   /// (EdgeSpace::release_in_order); the edge space's free lists are stacks and the

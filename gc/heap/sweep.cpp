@@ -61,6 +61,7 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
       const auto first = static_cast<std::uint32_t>(t * kBlocksPerSweepTask);
       const std::uint32_t last = t + 1 == task_count ? blocks : first + kBlocksPerSweepTask;
       sweep_blocks(heap, marks, first, last, debts[t], counts[t].counts);
+      Heap::count_edge_ranges(debts[t]);
     });
     const Stopwatch settle_clock;
     for (const Counts& c : counts) {

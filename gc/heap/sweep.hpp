@@ -13,7 +13,9 @@
 // per run (Heap::SweepDebt) and settled after the parallel phase exactly as the serial
 // sweep releases them (edge ranges last found first, Heap::settle_sweep): the edge
 // ranges on the pool too (EdgeSpace::release_in_order places each run's ranges at
-// their own offsets in the free lists), the storage and the counters on one thread.
+// their own offsets in the free lists; each run counts its ranges' size classes when it
+// ends, on its own thread, so that settling only places them), the storage and the
+// counters on one thread.
 // Each run's counts stay in registers and each run's record has its own cache lines:
 // runs that threads sweep side by side share no written line. So the heap after a parallel
 // sweep is identical to the one the serial sweep leaves (allocation words, block

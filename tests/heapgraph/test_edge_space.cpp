@@ -66,9 +66,11 @@ TEST_CASE("class indices are dense, distinct per class and below kClassCount") {
 TEST_CASE("releasing batches in order on many threads leaves the free lists serial release leaves") {
   // Two spaces hand out the same ranges; one releases them one by one, the other in
   // batches on threads that run the batches in reverse; then both hand out the same
-  // sequence of sizes and must return the same bases. In either release order.
-  for (const bool last_first : {false, true}) {
+  // sequence of sizes and must return the same bases. In either release order, with
+  // the batches counted by the release or beforehand (as a parallel sweep's tasks do).
+  for (const auto& [last_first, counted] : {std::pair{false, false}, std::pair{true, false}, std::pair{true, true}}) {
     CAPTURE(last_first);
+    CAPTURE(counted);
     gcvm::SplitMix64 rng(7);
     const std::uint64_t sizes[] = {1, 2, 5, 17, 64, 128, 4096, 5000, 9000, 70000};
     EdgeSpace serial(std::uint64_t{1} << 36), batched(std::uint64_t{1} << 36);
@@ -93,7 +95,7 @@ TEST_CASE("releasing batches in order on many threads leaves the free lists seri
     else
       for (const gcvm::EdgeRange& r : taken) serial.release(r.base, r.count);
     const auto order = last_first ? EdgeSpace::ReleaseOrder::LastFirst : EdgeSpace::ReleaseOrder::InOrder;
-    batched.release_in_order(batches, order, [](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
+    const auto on_threads = [](std::uint64_t count, const std::function<void(std::uint64_t)>& body) {
       std::atomic<std::uint64_t> next{0};
       std::vector<std::thread> threads;
       for (int t = 0; t < 4; ++t)
@@ -101,7 +103,16 @@ TEST_CASE("releasing batches in order on many threads leaves the free lists seri
           for (std::uint64_t i; (i = next.fetch_add(1)) < count;) body(count - 1 - i);
         });
       for (std::thread& t : threads) t.join();
-    });
+    };
+    if (counted) {
+      std::vector<EdgeSpace::BatchCounts> counts(batches.size());
+      std::vector<EdgeSpace::BatchCounts*> each;
+      on_threads(batches.size(), [&](std::uint64_t b) { EdgeSpace::count(batches[b], counts[b]); });
+      for (EdgeSpace::BatchCounts& c : counts) each.push_back(&c);
+      batched.release_in_order(batches, each, order, on_threads);
+    } else {
+      batched.release_in_order(batches, order, on_threads);
+    }
     CHECK(batched.in_use() == serial.in_use());
     CHECK(batched.in_use() == 0);
     for (const gcvm::EdgeRange& r : taken) {
