@@ -19,7 +19,8 @@
 //     fits one batch and no work waits for the next launch, up to `expand` levels, so
 //     narrow levels (a tree's first, chains) cost batches, not launches; where the
 //     device has a grid-wide barrier (CUDA) and the levels are narrow, every level in
-//     one launch instead (level-barrier=);
+//     one launch instead (level-barrier=), which runs the pause's setup first and
+//     times itself on the device clock;
 //   queue=auto (the default): levels without expansion for the first collection and
 //     every 16th, which then count the heap's BFS levels; async for the others while
 //     the last count was above 32 (a deep heap), levels otherwise;
