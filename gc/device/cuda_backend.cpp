@@ -230,8 +230,7 @@ class CudaBackend final : public DeviceBackend {
     reserve_frontier_queues();
     // What is held back runs in the launch, before the seed: it is launched here, so it
     // must not go through stream(), which would launch it on its own first.
-    std::uint32_t setup_groups = 0;
-    const cuda::BfsTogetherArgs args{pending_.empty() ? cuda::PauseSetupArgs{} : take_setup(setup_groups),
+    const cuda::BfsTogetherArgs args{pending_.empty() ? cuda::PauseSetupArgs{} : take_setup(),
                                      begin_.as<std::uint64_t>(),
                                      degree_.as<std::uint32_t>(),
                                      edges_.as<std::uint32_t>(),
@@ -547,15 +546,17 @@ class CudaBackend final : public DeviceBackend {
     queues_[0].reserve(queue_bytes_, "a frontier queue");
     queues_[1].reserve(queue_bytes_, "a frontier queue");
   }
-  /// Takes what is held back as the arguments of one setup (kernels/cuda/launchers.hpp,
-  /// PauseSetupArgs), its buffers as they are now, with the groups a launch of its own
-  /// would need; the caller launches it.
-  cuda::PauseSetupArgs take_setup(std::uint32_t& groups) {
-    const PendingSetup p = std::exchange(pending_, PendingSetup{});
-    const std::uint64_t widest = std::max({p.copy_words, p.clear_words, p.fill_words});
+  /// The groups a setup launch of what is held back needs.
+  std::uint32_t setup_groups() const {
+    const std::uint64_t widest = std::max({pending_.copy_words, pending_.clear_words, pending_.fill_words});
     const std::uint64_t needed = (widest + kSetupWordsPerGroup - 1) / kSetupWordsPerGroup;
-    groups = static_cast<std::uint32_t>(
-        std::clamp<std::uint64_t>(std::max<std::uint64_t>(p.patch_groups, needed), 1, GCVM_PATCH_MAX_GROUPS));
+    return static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>(std::max<std::uint64_t>(pending_.patch_groups, needed), 1, GCVM_PATCH_MAX_GROUPS));
+  }
+  /// Takes what is held back as the arguments of one setup (kernels/cuda/launchers.hpp,
+  /// PauseSetupArgs), its buffers as they are now; the caller launches it.
+  cuda::PauseSetupArgs take_setup() {
+    const PendingSetup p = std::exchange(pending_, PendingSetup{});
     host_reads_.patch = host_reads_.patch || p.patch_groups != 0;
     host_reads_.setup = host_reads_.setup || p.copy_words != 0;
     return {begin_.as<std::uint64_t>(),
@@ -572,8 +573,8 @@ class CudaBackend final : public DeviceBackend {
   }
   /// Launches what is held back as one setup launch.
   void launch_setup() {
-    std::uint32_t groups = 0;
-    const cuda::PauseSetupArgs args = take_setup(groups);
+    const std::uint32_t groups = setup_groups();
+    const cuda::PauseSetupArgs args = take_setup();
     check(cuda::launch_pause_setup(args, groups, stream_), "launching the pause setup kernel");
   }
   /// Waits for everything launched (not for what is held back).
