@@ -75,12 +75,17 @@ inline constexpr std::array<std::uint32_t, GCVM_STATE_ROOTS> initial_level_state
   return state;
 }
 
+/// The u64 a device state (level, DFS or partition state) keeps in words `at` (low) and
+/// `at + 1` (high).
+inline std::uint64_t state_word64(std::span<const std::uint32_t> state, std::size_t at) {
+  return std::uint64_t{state[at]} | (std::uint64_t{state[at + 1]} << 32);
+}
+
 /// The levels' one launch's time from the device clock it left in the level state
 /// (DeviceBackend::launch_bfs_levels_together), in milliseconds.
 inline double one_launch_ms(std::span<const std::uint32_t> state) {
-  auto word64 = [&](std::size_t at) { return std::uint64_t{state[at]} | (std::uint64_t{state[at + 1]} << 32); };
-  const std::uint64_t begin = word64(GCVM_STATE_CLOCK_BEGIN);
-  const std::uint64_t end = word64(GCVM_STATE_CLOCK_END);
+  const std::uint64_t begin = state_word64(state, GCVM_STATE_CLOCK_BEGIN);
+  const std::uint64_t end = state_word64(state, GCVM_STATE_CLOCK_END);
   return end > begin ? static_cast<double>(end - begin) / 1e6 : 0.0;
 }
 

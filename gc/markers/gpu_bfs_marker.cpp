@@ -435,8 +435,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
   const double kernel_ms = timed_by_events ? backend.timer_stop_ms() : one_launch_ms(state);
   if (state[GCVM_STATE_OVERFLOW] != 0)
     throw DeviceError("gpu-bfs: a device queue overflowed (an internal sizing error); the mark is discarded");
-  const std::uint64_t gpu_edges =
-      std::uint64_t{state[GCVM_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_STATE_EDGES_LO + 1]} << 32);
+  const std::uint64_t gpu_edges = state_word64(state, GCVM_STATE_EDGES_LO);
 
   if (!marks_read) {
     const Stopwatch download_clock;

@@ -209,8 +209,7 @@ MarkStats GpuDfsMarker::finish_on_device(DeviceBackend& backend, const Pause& pa
     if (options_.launches_per_check == 0) batch = std::min<std::uint32_t>(batch * 2, GCVM_DFS_MAX_LAUNCH_BATCH);
   }
   const double kernel_ms = backend.timer_stop_ms();
-  const std::uint64_t gpu_edges =
-      std::uint64_t{state[GCVM_DFS_STATE_EDGES_LO]} | (std::uint64_t{state[GCVM_DFS_STATE_EDGES_LO + 1]} << 32);
+  const std::uint64_t gpu_edges = state_word64(state, GCVM_DFS_STATE_EDGES_LO);
 
   const Stopwatch download_clock;
   out.resize_for_overwrite(pause.block_count);  // every word is downloaded

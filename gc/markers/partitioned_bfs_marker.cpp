@@ -190,9 +190,9 @@ MarkStats PartitionedBfsMarker::mark_on_devices(const MarkRequest& request, Mark
     on(p).read_marks(words.data(), blocks);
     for (std::uint64_t b = 0; b < blocks && first_block + b < request.block_count; ++b)
       out.words()[first_block + b] = words[b];
-    edges[p] = std::uint64_t{state[p][GCVM_PART_EDGES_LO]} | (std::uint64_t{state[p][GCVM_PART_EDGES_LO + 1]} << 32);
+    edges[p] = state_word64(state[p], GCVM_PART_EDGES_LO);
     total_edges += edges[p];
-    remote += std::uint64_t{state[p][GCVM_PART_REMOTE_LO]} | (std::uint64_t{state[p][GCVM_PART_REMOTE_LO + 1]} << 32);
+    remote += state_word64(state[p], GCVM_PART_REMOTE_LO);
     scanned += state[p][GCVM_PART_SCANNED];
   }
   const std::uint64_t heap_blocks = (std::uint64_t{bounds.back()} + kSlotsPerBlock - 1) / kSlotsPerBlock;
