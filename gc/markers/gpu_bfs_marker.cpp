@@ -23,7 +23,7 @@ constexpr const char* kAccepted =
     "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, "
     "refresh=on|off|<10..10000000 microseconds>, refresh-wait=auto|poll|sleep, claim=checked|direct, "
     "expand=<batches>|off, frontier=auto|queue|bitmap|<objects>, head-start=<objects>|off, "
-    "level-barrier=auto|launch|grid";
+    "level-barrier=auto|launch|grid, shares=auto|on|off";
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -73,6 +73,8 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       o.level_barrier = option.value == "auto"     ? BfsLevelBarrier::Auto
                         : option.value == "launch" ? BfsLevelBarrier::Launch
                                                    : BfsLevelBarrier::Grid;
+    } else if (option.key == "shares" && (option.value == "auto" || option.value == "on" || option.value == "off")) {
+      o.shares = option.value == "auto" ? BfsShares::Auto : option.value == "on" ? BfsShares::On : BfsShares::Off;
     } else if (option.key == "frontier") {
       if (option.value == "auto" || option.value == "queue" || option.value == "bitmap") {
         o.frontier = option.value == "auto"    ? BfsFrontier::Auto
@@ -257,6 +259,9 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   pause.levels_together = !pause.async && !options_.split &&
                           levels_in_one_launch(backend, std::uint64_t{request.block_count} * 2);
   launch.expand_batches = schedule == Schedule::DepthProbe ? 0 : options_.expand_batches;
+  if (launch.expand_batches != 0 && (options_.shares == BfsShares::On ||
+                                     (options_.shares == BfsShares::Auto && pause.levels_together)))
+    launch.flags |= GCVM_BFS_SHARES;
   const unsigned resident = pause.async ? backend.async_resident_groups() : info.resident_groups;
   const unsigned per_unit = std::max(1u, resident / std::max(1u, info.compute_units));
   launch.groups = options_.sms == 0 ? std::max(1u, resident)

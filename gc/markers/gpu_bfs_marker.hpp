@@ -118,6 +118,11 @@ enum class BfsFrontier { Auto, Queue, Bitmap, Threshold };
 /// grid-wide barrier in one launch of them all.
 enum class BfsLevelBarrier { Auto, Launch, Grid };
 
+/// How a levels-mode launch hands out its level (shares=): batches from one cursor,
+/// each group expanding locally only while no work waits; or equal shares, each
+/// expanded by its group while its next level fits GCVM_LOCAL_LEVEL_CAPACITY.
+enum class BfsShares { Auto, On, Off };
+
 struct GpuBfsMarkerOptions {
   BfsQueue queue = BfsQueue::Auto;
   bool prefix_offsets = false;
@@ -141,6 +146,7 @@ struct GpuBfsMarkerOptions {
   /// device begins (HeadStartLimits::for_width), 0 = off.
   std::uint32_t head_start = kDefaultHeadStart;
   BfsLevelBarrier level_barrier = BfsLevelBarrier::Auto;
+  BfsShares shares = BfsShares::Auto;
   DeviceSelector device;
 
   /// The CPU walks a level of n objects in about n x 50 ns of memory latency,

@@ -87,6 +87,7 @@
 struct gcvm_bfs_shared {
   gcvm_u64 wide_first[GCVM_GROUP_SIZE];
   gcvm_u32 stage[GCVM_STAGE_CAPACITY];
+  gcvm_u32 local_level[GCVM_LOCAL_LEVEL_CAPACITY]; /* local expansion: the level the group scans next */
   gcvm_u32 wide_vertex[GCVM_GROUP_SIZE];
   gcvm_u32 scan[GCVM_GROUP_SIZE];
   gcvm_u32 stage_count;
@@ -103,6 +104,7 @@ struct gcvm_bfs_shared {
   gcvm_u32 waiting;     /* thread 0 saw work that may wait for the next launch */
   gcvm_u32 taken;       /* queue batches of this level the group scanned (thread 0) */
   gcvm_u32 left;        /* the group has left the level's queue */
+  gcvm_u32 at;          /* the next batch of sh->local_level */
   gcvm_u32 stage_winners; /* 0 in a launch whose winners stay in the bitmap (GCVM_BFS_BITMAP_OUT) */
 };
 
@@ -638,13 +640,18 @@ GCVM_DEVICE void gcvm_scan_batch(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_G
       refs = 0u;
     }
   }
-  /* Both offset schemes are called, the unselected one with no references: a barrier
-   * never sits under a branch on a run-time flag, which PoCL 5's work-group compiler
-   * cannot split (an assertion in createParallelRegionBefore). */
+  /* On OpenCL both offset schemes are called, the unselected one with no references,
+   * and the wide walk whether or not the batch has wide objects: a barrier never sits
+   * under a branch on a run-time flag, which PoCL 5's work-group compiler cannot split
+   * (an assertion in createParallelRegionBefore). CUDA skips what has nothing to do
+   * (the wide walk's scan alone passes some twenty barriers). */
   const int prefix = (flags & GCVM_BFS_PREFIX) != 0u;
-  gcvm_prefix_rounds(edges, marks, sh, out, first, prefix ? refs : 0u, flags, traversed);
-  gcvm_histogram_rounds(edges, marks, sh, out, first, prefix ? 0u : refs, flags, traversed);
-  gcvm_wide_objects(begin, degree, edges, marks, sh, out, first, wide, flags, traversed);
+  if (!GCVM_UNIFORM_BARRIER_BRANCHES || prefix)
+    gcvm_prefix_rounds(edges, marks, sh, out, first, prefix ? refs : 0u, flags, traversed);
+  if (!GCVM_UNIFORM_BARRIER_BRANCHES || !prefix)
+    gcvm_histogram_rounds(edges, marks, sh, out, first, prefix ? 0u : refs, flags, traversed);
+  if (!GCVM_UNIFORM_BARRIER_BRANCHES || GCVM_BARRIER_ANY(wide != 0u || sh->wide_count != 0u))
+    gcvm_wide_objects(begin, degree, edges, marks, sh, out, first, wide, flags, traversed);
 }
 
 /* Thread 0 only: whether work may wait for the next launch while this group expands:
@@ -667,20 +674,23 @@ GCVM_DEVICE int gcvm_work_waiting(struct gcvm_out out, struct gcvm_chunk_queue c
   }
 }
 
-/* Collective, with uniform arguments, after a barrier: the objects this group expands
- * next (bfs_mark.h's header), or 0. Once the group is out of the level's queue, it
- * leaves it once: what it will not expand (more than one batch, or nothing to expand
- * with) goes to the next queue first, then its queue batches (sh->taken) are counted
- * in the level's finished word, so that a group that sees every batch of level `level`
- * (`limit` objects) finished sees all the work that groups handed on. It expands what
- * it holds while that fits one batch, `budget` allows, and no work waits
- * (gcvm_work_waiting). */
+/* Collective, with uniform arguments, after a barrier: how many objects this group
+ * expands next (bfs_mark.h's header), 0 for none; they are then in sh->local_level.
+ * Once the group is out of its part of the level's queue, it leaves it once: what it
+ * will not expand goes to the next queue first, then its queue batches (sh->taken) are
+ * counted in the level's finished word, so that a group that sees every batch of level
+ * `level` (`limit` objects) finished sees all the work that groups handed on. It
+ * expands what it holds while `budget` allows and it fits: one batch, and no work
+ * waits (gcvm_work_waiting); in a launch of shares (GCVM_BFS_SHARES), whose groups all
+ * hold a part of the level, GCVM_LOCAL_LEVEL_CAPACITY, whatever waits. */
 GCVM_DEVICE gcvm_u32 gcvm_next_expansion(GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out,
                                          struct gcvm_chunk_queue chunks, GCVM_GLOBAL gcvm_u32* state,
-                                         gcvm_u32 level, gcvm_u32 limit, int out_of_queue, gcvm_u32 budget) {
+                                         gcvm_u32 level, gcvm_u32 limit, int out_of_queue, gcvm_u32 budget,
+                                         int shares) {
   const gcvm_u32 held = sh->stage_count;
   const int leaving = out_of_queue && sh->left == 0u;
-  const int may_expand = out_of_queue && budget != 0u && held != 0u && held <= GCVM_GROUP_SIZE;
+  const gcvm_u32 most = shares ? GCVM_LOCAL_LEVEL_CAPACITY : GCVM_GROUP_SIZE;
+  const int may_expand = out_of_queue && budget != 0u && held != 0u && held <= most;
   gcvm_stage_flush(sh, out, leaving && !may_expand);
   /* Every thread has read sh->left before thread 0 writes it (a flush that stages
    * nothing may pass no barrier). */
@@ -690,12 +700,20 @@ GCVM_DEVICE gcvm_u32 gcvm_next_expansion(GCVM_LOCAL struct gcvm_bfs_shared* sh, 
     if (leaving) sh->left = 1u;
     if (leaving && sh->taken != 0u) GCVM_ATOMIC_ADD(finished, sh->taken);
     const gcvm_u32 level_batches = (gcvm_u32)(((gcvm_u64)limit + GCVM_GROUP_SIZE - 1u) / GCVM_GROUP_SIZE);
-    sh->waiting = may_expand ? (gcvm_u32)gcvm_work_waiting(out, chunks, state[GCVM_STATE_CHUNK_END], finished,
-                                                           level_batches)
-                             : 1u;
+    sh->waiting = may_expand && !shares ? (gcvm_u32)gcvm_work_waiting(out, chunks, state[GCVM_STATE_CHUNK_END],
+                                                                       finished, level_batches)
+                                        : (gcvm_u32)!may_expand;
+    if (sh->waiting == 0u) sh->at = 0u;
   }
   GCVM_BARRIER();
-  return may_expand && sh->waiting == 0u ? held : 0u;
+  const gcvm_u32 expand = may_expand && sh->waiting == 0u ? held : 0u;
+  for (gcvm_u32 i = GCVM_LOCAL_ID(); i < expand; i += GCVM_GROUP_SIZE) sh->local_level[i] = sh->stage[i];
+  GCVM_BARRIER();
+  if (GCVM_LOCAL_ID() == 0u && expand != 0u) {
+    sh->stage_count = 0u;
+    sh->kept += expand;
+  }
+  return expand;
 }
 
 /* Levels mode: whether level `level` (>= 1) finds the mark over: a fallback was
@@ -761,32 +779,44 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
    * this launch, not left to the few groups still scanning when that level ended. */
   gcvm_drain_chunks(begin, degree, edges, marks, sh, out, chunks, gcvm_level_chunk_range(state, level), drain, flags,
                     &traversed);
-  /* Batches from the level's queue while it lasts; then local expansion
-   * (gcvm_next_expansion). One loop, so that the batch scan is inlined once. */
+  /* Batches from the level's queue while it lasts, from a shared cursor or, in a launch
+   * of shares, from this group's equal share of it; then local expansion
+   * (gcvm_next_expansion), a batch of sh->local_level at a time. One loop, so that the
+   * batch scan is inlined once. */
   const gcvm_u32 lid = GCVM_LOCAL_ID();
+  const int shares = (flags & GCVM_BFS_SHARES) != 0u && !bitmap_out;
+  const gcvm_u32 end = shares ? (gcvm_u32)((gcvm_u64)limit * (GCVM_GROUP_ID() + 1u) / GCVM_GROUP_COUNT()) : limit;
   gcvm_u32 budget = active && !bitmap_out ? expand_batches : 0u; /* local batches left (expansion needs the stage) */
-  if (lid == 0u) sh->batch = limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
+  if (lid == 0u)
+    sh->batch = shares             ? (gcvm_u32)((gcvm_u64)limit * GCVM_GROUP_ID() / GCVM_GROUP_COUNT())
+                : limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
   GCVM_BARRIER();
   gcvm_u32 batch = sh->batch;
-  gcvm_u32 staged = gcvm_next_expansion(sh, out, chunks, state, level, limit, batch >= limit, budget);
-  while (batch < limit || staged != 0u) {
-    const int expanding = batch >= limit;
-    const gcvm_u32 i = batch + lid;
-    const gcvm_u32 v = !expanding ? (i < limit ? in_queue[i] : GCVM_NULL_REF) : (lid < staged ? sh->stage[lid] : GCVM_NULL_REF);
-    GCVM_BARRIER();
-    if (expanding && lid == 0u) {
-      sh->stage_count = 0u;
-      sh->kept += staged;
-    }
+  gcvm_u32 staged = gcvm_next_expansion(sh, out, chunks, state, level, limit, batch >= end, budget, shares);
+  while (batch < end || staged != 0u) {
+    const int expanding = batch >= end;
+    const gcvm_u32 i = (expanding ? sh->at : batch) + lid;
+    const gcvm_u32 v = !expanding ? (i < end ? in_queue[i] : GCVM_NULL_REF)
+                                  : (i < staged ? sh->local_level[i] : GCVM_NULL_REF);
     gcvm_scan_batch(begin, degree, edges, marks, sh, out, chunks, v, flags, wide_threshold, &traversed);
-    budget -= expanding ? 1u : 0u;
+    budget -= expanding && budget != 0u ? 1u : 0u;
     if (lid == 0u) {
       sh->taken += expanding ? 0u : 1u;
-      sh->batch = expanding ? batch : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
+      sh->at += expanding ? GCVM_GROUP_SIZE : 0u;
+      sh->batch = expanding ? batch
+                  : shares  ? batch + GCVM_GROUP_SIZE
+                            : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
     }
     GCVM_BARRIER();
     batch = sh->batch;
-    staged = gcvm_next_expansion(sh, out, chunks, state, level, limit, batch >= limit, budget);
+    /* Past the group's part of the queue and its local level: the next local level, if
+     * any. (OpenCL calls it every batch, to no effect before then: no barrier under a
+     * run-time branch.) */
+    const int level_done = batch >= end && sh->at >= staged;
+    if (!GCVM_UNIFORM_BARRIER_BRANCHES || level_done) {
+      const gcvm_u32 next = gcvm_next_expansion(sh, out, chunks, state, level, limit, level_done, budget, shares);
+      staged = level_done ? next : staged;
+    }
   }
   gcvm_stage_flush(sh, out, 1);
   gcvm_add_traversed(sh, state, traversed);

@@ -42,6 +42,9 @@
  * fewer than GCVM_STAGE_SLACK entries are free, and one step adds at most that many. */
 #define GCVM_STAGE_SLACK (GCVM_STEP_REFS * GCVM_GROUP_SIZE)
 #define GCVM_STAGE_CAPACITY (GCVM_STAGE_SLACK + GCVM_VISIT_REFS * GCVM_GROUP_SIZE)
+/* Objects a group holds for its next level of local expansion, at most: in a launch of
+ * shares (GCVM_BFS_SHARES) four batches; otherwise one (bfs_mark.h). */
+#define GCVM_LOCAL_LEVEL_CAPACITY (4 * GCVM_GROUP_SIZE)
 /* References one thread claims in one prefix-sum round (also its register buffer). */
 #define GCVM_PREFIX_ROUND 16
 /* Edge arrays are padded to this many entries (one 16-byte vector). */
@@ -166,6 +169,7 @@
 #define GCVM_BFS_FALLBACK 8u /* stop when the queue is short (host finishes on the CPU) */
 #define GCVM_BFS_CHECKED_CLAIM 16u /* async: read the mark word before the atomic that claims */
 #define GCVM_BFS_BITMAP_OUT 32u /* levels: a launch's winners stay in the bitmap; gcvm_bfs_frontier queues them */
+#define GCVM_BFS_SHARES 64u /* levels: the queue in equal shares, each expanded by its group while it fits (bfs_mark.h) */
 
 /* ---- gpu-dfs (kernels/common/dfs_mark.h) ----
  * Extra device memory of a DFS collection:

@@ -47,6 +47,11 @@ typedef uint4 gcvm_u32x4;
 /* 1 where every thread of a one-warp group may skip a barrier together, under a branch
  * whose condition they all computed alike. */
 #define GCVM_UNIFORM_BARRIER_BRANCHES 1
+/* A barrier of the group that also says whether `pred` held for any of its threads:
+ * for a uniform branch around collectives, so only where the dialect has
+ * GCVM_UNIFORM_BARRIER_BRANCHES (written `!GCVM_UNIFORM_BARRIER_BRANCHES ||
+ * GCVM_BARRIER_ANY(pred)`, which OpenCL folds to a branch always taken). */
+#define GCVM_BARRIER_ANY(pred) __syncthreads_or(pred)
 /* A barrier of every thread of the grid, with the memory ordering of one: only in a
  * cooperative launch (cudaLaunchCooperativeKernel), whose groups are all resident at
  * once. OpenCL has no such launch (a CPU device may run a few groups at a time), so
@@ -135,6 +140,7 @@ typedef uint4 gcvm_u32x4;
 #define GCVM_POPCOUNT(x) ((gcvm_u32)popcount(x))
 /* PoCL's work-group compiler mishandles barriers under branches, even uniform ones. */
 #define GCVM_UNIFORM_BARRIER_BRANCHES 0
+#define GCVM_BARRIER_ANY(pred) 1
 
 /* The same collective through work-group memory (`scratch`: 2 * GCVM_WARP_SIZE words),
  * one barrier per doubling step. */

@@ -27,7 +27,10 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
   gcvm_bfs_seed(roots, root_count, marked_count, marks, out_queue, state, &shared);
 }
 
-__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+/* Eight groups a multiprocessor (32 registers), as the level kernel held before shares
+ * (GCVM_BFS_SHARES) came into its loop: its wide levels want the occupancy, and ptxas
+ * would otherwise take 40 registers and leave it six. */
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE, 8)
     bfs_level_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
                      const gcvm_u32* in_queue, gcvm_u32* out_queue, gcvm_u32* state, gcvm_u64* chunk_items,
                      gcvm_u32 chunk_capacity, gcvm_u32 level, gcvm_u32 flags, gcvm_u32 wide_threshold,
@@ -94,7 +97,9 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
   gcvm_async_gather(queue, tail, out, capacity);
 }
 
-__global__ void __launch_bounds__(GCVM_GROUP_SIZE)
+/* Six groups a multiprocessor (40 registers), as before the level's batch scan skipped
+ * its unused collectives; ptxas would otherwise take 62 and leave it four. */
+__global__ void __launch_bounds__(GCVM_GROUP_SIZE, 6)
     bfs_lane_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
                     const gcvm_u32* roots, gcvm_u32 root_count, gcvm_u32* pool, gcvm_u32* tables, gcvm_u32 pool_chunks,
                     gcvm_u32 table_chunks, gcvm_u32* state, gcvm_u32 flags, gcvm_u32 wide_threshold) {

@@ -74,6 +74,15 @@ std::vector<GcOptions> option_matrix() {
   matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "expand=off", "offsets=prefix", "vector=off",
                                "wide=1"}));
   matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "head-start=4", "fallback=20:5"}));
+  // Shares (every group its equal part of a level, expanded while it fits), launched
+  // a level at a time and in one launch, and the one launch without them.
+  matrix.push_back(options_of({"queue=levels", "shares=on"}));
+  matrix.push_back(options_of({"queue=levels", "shares=on", "expand=1", "wide=1", "fallback=20:5"}));
+  matrix.push_back(options_of({"queue=levels", "shares=on", "offsets=prefix", "vector=off", "expand=1000"}));
+  matrix.push_back(options_of({"queue=levels", "shares=on", "frontier=bitmap", "fallback=2:1"}));
+  matrix.push_back(options_of({"queue=levels", "shares=on", "head-start=4", "wide=off", "level-barrier=launch"}));
+  matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "shares=off"}));
+  matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "shares=on", "expand=2", "wide=1"}));
   return matrix;
 }
 
@@ -572,7 +581,9 @@ TEST_CASE("gpu-bfs levels mode: a level that drained chunks expands once they ar
   // drains the chunks, which claim nothing, and scans that object. With every chunk of
   // its range taken and none offered during it, nothing waits for the next launch, so
   // the group goes on down the rest of the chain itself: 18 objects kept, and level 2
-  // is the last that runs.
+  // is the last that runs. With shares, the group that holds the chain's head at level
+  // 1 goes down the chain at once, chunks waiting or not: 19 objects kept, and level 2
+  // only drains the chunks (no level with a queue runs after level 1).
   Heap heap;
   const ShapeId node = heap.shapes().intern(1, 0);
   const ObjectId target = heap.allocate(node);
@@ -587,11 +598,21 @@ TEST_CASE("gpu-bfs levels mode: a level that drained chunks expands once they ar
   const MarkRequest request{heap.graph(), roots, heap.blocks().high_water()};
   for (const std::string& device : test::test_devices()) {
     CAPTURE(device);
-    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options_of({"queue=levels", "fallback=off", "frontier=queue"}), device));
+    GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(
+        options_of({"queue=levels", "fallback=off", "frontier=queue", "level-barrier=launch"}), device));
     const MarkStats stats = check_same_as_serial(request, gpu);
     CHECK(stats.detail("chunks") == 4.0);
     CHECK(stats.detail("kept_objects") == 18.0);
     CHECK(stats.detail("iterations") == 2.0);
+    for (const char* barrier : {"level-barrier=launch", "level-barrier=auto"}) {
+      CAPTURE(barrier);
+      GpuBfsMarker shares(GpuBfsMarkerOptions::parse(
+          options_of({"queue=levels", "fallback=off", "frontier=queue", "shares=on", barrier}), device));
+      const MarkStats shared = check_same_as_serial(request, shares);
+      CHECK(shared.detail("chunks") == 4.0);
+      CHECK(shared.detail("kept_objects") == 19.0);
+      CHECK(shared.detail("iterations") == 1.0);
+    }
   }
 }
 
