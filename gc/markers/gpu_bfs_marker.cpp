@@ -23,7 +23,7 @@ constexpr const char* kAccepted =
     "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, "
     "refresh=on|off|<10..10000000 microseconds>, refresh-wait=auto|poll|sleep, claim=checked|direct, "
     "expand=<batches>|off, frontier=auto|queue|bitmap|<objects>, head-start=<objects>|off, "
-    "level-barrier=auto|launch|grid, shares=auto|on|off";
+    "level-barrier=auto|launch|grid, shares=auto|on|off, share-batches=<1..4>";
 
 bool parse_switch(const GcOption& option) {
   if (option.value == "on") return true;
@@ -75,6 +75,9 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
                                                    : BfsLevelBarrier::Grid;
     } else if (option.key == "shares" && (option.value == "auto" || option.value == "on" || option.value == "off")) {
       o.shares = option.value == "auto" ? BfsShares::Auto : option.value == "on" ? BfsShares::On : BfsShares::Off;
+    } else if (option.key == "share-batches") {
+      o.share_batches = parse_count(option, option.value, 1);
+      if (o.share_batches > GCVM_LOCAL_LEVEL_CAPACITY / GCVM_GROUP_SIZE) reject_gc_option("gpu-bfs", option, kAccepted);
     } else if (option.key == "frontier") {
       if (option.value == "auto" || option.value == "queue" || option.value == "bitmap") {
         o.frontier = option.value == "auto"    ? BfsFrontier::Auto
@@ -165,9 +168,10 @@ std::uint64_t GpuBfsMarker::widest_last_queue() const {
   return last_queue_counts_.empty() ? 0 : std::ranges::max(last_queue_counts_);
 }
 
-std::uint32_t GpuBfsMarker::levels_together_groups(const DeviceBackend& backend, std::uint32_t launch_groups) const {
+std::uint32_t GpuBfsMarker::levels_together_groups(const DeviceBackend& backend, std::uint32_t launch_groups,
+                                                   bool shares) const {
   const std::uint32_t most = std::min(launch_groups, backend.bfs_levels_together_groups());
-  if (last_queue_counts_.empty()) return most;
+  if (shares || last_queue_counts_.empty()) return most;
   const std::uint64_t wanted = (widest_last_queue() + kTogetherObjectsPerGroup - 1) / kTogetherObjectsPerGroup;
   return static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>(wanted, std::min<std::uint32_t>(most, std::max(1u, backend.info().compute_units)), most));
@@ -261,7 +265,7 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   launch.expand_batches = schedule == Schedule::DepthProbe ? 0 : options_.expand_batches;
   if (launch.expand_batches != 0 && (options_.shares == BfsShares::On ||
                                      (options_.shares == BfsShares::Auto && pause.levels_together)))
-    launch.flags |= GCVM_BFS_SHARES;
+    launch.flags |= GCVM_BFS_SHARES | options_.share_batches << GCVM_BFS_SHARE_BATCHES_SHIFT;
   const unsigned resident = pause.async ? backend.async_resident_groups() : info.resident_groups;
   const unsigned per_unit = std::max(1u, resident / std::max(1u, info.compute_units));
   launch.groups = options_.sms == 0 ? std::max(1u, resident)
@@ -381,7 +385,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     // Every level in one launch: it runs until the mark is over, so the one read after
     // it is the last.
     BfsLaunch together = launch;
-    together.groups = levels_together_groups(backend, launch.groups);
+    together.groups = levels_together_groups(backend, launch.groups, (launch.flags & GCVM_BFS_SHARES) != 0);
     groups = together.groups;
     backend.launch_bfs_levels_together(root_count, pause.head_marked, mark_words, together);
     state = check(true);

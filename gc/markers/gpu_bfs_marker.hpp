@@ -77,6 +77,12 @@
 //                              which the one launch does not do), or the last levels
 //                              collection had a level wider than half the one launch's
 //                              groups hold (levels_in_one_launch)
+//   shares=auto|on|off         levels mode: each group takes an equal part of a level
+//                              and expands what it claims locally, level after level,
+//                              while its next level fits `share-batches` batches,
+//                              whatever waits elsewhere (bfs_mark.h); off: batches from
+//                              one cursor (the paper's); auto: in the one launch
+//   share-batches=<1..4>       with shares: the batches of a next level a group keeps
 //   head-start=<objects>|off   levels mode, stop-the-world marks: the host walks the
 //                              first levels while none holds more than <objects>
 //                              (gc/markers/head_start.hpp), on the pause's thread while
@@ -84,7 +90,7 @@
 //                              begins from the level after them
 // Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
 // (levels), all SMs, refresh on, checked claims, expand 32, frontier auto,
-// head-start 128, level-barrier auto. Objects of
+// head-start 128, level-barrier auto, shares auto, share-batches 2. Objects of
 // more than GCVM_CHUNK_SPLIT references are always split into chunks that every group takes
 // (kernels/common/bfs_mark.h).
 //
@@ -147,6 +153,7 @@ struct GpuBfsMarkerOptions {
   std::uint32_t head_start = kDefaultHeadStart;
   BfsLevelBarrier level_barrier = BfsLevelBarrier::Auto;
   BfsShares shares = BfsShares::Auto;
+  std::uint32_t share_batches = 2;  // shares: a group keeps a next level of at most this many batches
   DeviceSelector device;
 
   /// The CPU walks a level of n objects in about n x 50 ns of memory latency,
@@ -237,7 +244,7 @@ class GpuBfsMarker final : public Marker {
   /// nothing to go by. A level's shared words (its queue's cursor, the count of groups
   /// done, the grid-wide barrier) take an atomic from every group, and a group without a
   /// batch adds those and nothing else.
-  std::uint32_t levels_together_groups(const DeviceBackend& backend, std::uint32_t launch_groups) const;
+  std::uint32_t levels_together_groups(const DeviceBackend& backend, std::uint32_t launch_groups, bool shares) const;
   /// The largest queue of the last levels collection (0 before any).
   std::uint64_t widest_last_queue() const;
   static constexpr std::uint32_t kTogetherObjectsPerGroup = GCVM_GROUP_SIZE;

@@ -48,6 +48,19 @@
  * keeps the paper's one level a launch (the host's depth probes use it to count
  * levels).
  *
+ * Shares (GCVM_BFS_SHARES), in contrast to the paper's shared queue: each group takes
+ * an equal part of the level's queue, with no cursor, and expands what it claims
+ * locally, level after level (sh->local_level, a batch at a time), while its next
+ * level fits the batches its flags give (GCVM_BFS_SHARE_BATCHES_SHIFT, at most
+ * GCVM_LOCAL_LEVEL_CAPACITY objects) and `expand_batches` allows, whatever waits
+ * elsewhere; what does not fit goes to the next level's queue. A level of a few
+ * hundred objects (a tree below the host's head start) is then marked by every group
+ * going down its own subtrees, a batch's memory round trips a level, instead of by one
+ * group's batch a level with the whole level's chain and barrier each; a group holds
+ * at most four batches, about what one shared level costs, so a wide heap overflows
+ * to the queue at once. The host uses it in the one launch, where every group holds a
+ * part of each level at once.
+ *
  * The bitmap frontier, in contrast to the paper, whose next queue is appended in
  * whatever order the groups claim: a launch with GCVM_BFS_BITMAP_OUT stages nothing;
  * what it claims stays in the mark bitmap, and a second kernel (gcvm_bfs_frontier)
@@ -680,16 +693,15 @@ GCVM_DEVICE int gcvm_work_waiting(struct gcvm_out out, struct gcvm_chunk_queue c
  * will not expand goes to the next queue first, then its queue batches (sh->taken) are
  * counted in the level's finished word, so that a group that sees every batch of level
  * `level` (`limit` objects) finished sees all the work that groups handed on. It
- * expands what it holds while `budget` allows and it fits: one batch, and no work
- * waits (gcvm_work_waiting); in a launch of shares (GCVM_BFS_SHARES), whose groups all
- * hold a part of the level, GCVM_LOCAL_LEVEL_CAPACITY, whatever waits. */
+ * expands what it holds while `budget` allows and it fits `most` objects: one batch,
+ * and no work waits (gcvm_work_waiting); in a launch of shares (GCVM_BFS_SHARES), whose
+ * groups all hold a part of the level, the batches its flags give, whatever waits. */
 GCVM_DEVICE gcvm_u32 gcvm_next_expansion(GCVM_LOCAL struct gcvm_bfs_shared* sh, struct gcvm_out out,
                                          struct gcvm_chunk_queue chunks, GCVM_GLOBAL gcvm_u32* state,
                                          gcvm_u32 level, gcvm_u32 limit, int out_of_queue, gcvm_u32 budget,
-                                         int shares) {
+                                         int shares, gcvm_u32 most) {
   const gcvm_u32 held = sh->stage_count;
   const int leaving = out_of_queue && sh->left == 0u;
-  const gcvm_u32 most = shares ? GCVM_LOCAL_LEVEL_CAPACITY : GCVM_GROUP_SIZE;
   const int may_expand = out_of_queue && budget != 0u && held != 0u && held <= most;
   gcvm_stage_flush(sh, out, leaving && !may_expand);
   /* Every thread has read sh->left before thread 0 writes it (a flush that stages
@@ -785,6 +797,11 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
    * batch scan is inlined once. */
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   const int shares = (flags & GCVM_BFS_SHARES) != 0u && !bitmap_out;
+  const gcvm_u32 share_batches = (flags >> GCVM_BFS_SHARE_BATCHES_SHIFT) & GCVM_BFS_SHARE_BATCHES_MASK;
+  const gcvm_u32 most = !shares ? GCVM_GROUP_SIZE
+                        : share_batches == 0u ? GCVM_LOCAL_LEVEL_CAPACITY
+                        : share_batches * GCVM_GROUP_SIZE < GCVM_LOCAL_LEVEL_CAPACITY ? share_batches * GCVM_GROUP_SIZE
+                                                                                       : GCVM_LOCAL_LEVEL_CAPACITY;
   const gcvm_u32 end = shares ? (gcvm_u32)((gcvm_u64)limit * (GCVM_GROUP_ID() + 1u) / GCVM_GROUP_COUNT()) : limit;
   gcvm_u32 budget = active && !bitmap_out ? expand_batches : 0u; /* local batches left (expansion needs the stage) */
   if (lid == 0u)
@@ -792,7 +809,7 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
                 : limit == 0u ? 0u : GCVM_ATOMIC_ADD(state + GCVM_STATE_CURSOR + slot, (gcvm_u32)GCVM_GROUP_SIZE);
   GCVM_BARRIER();
   gcvm_u32 batch = sh->batch;
-  gcvm_u32 staged = gcvm_next_expansion(sh, out, chunks, state, level, limit, batch >= end, budget, shares);
+  gcvm_u32 staged = gcvm_next_expansion(sh, out, chunks, state, level, limit, batch >= end, budget, shares, most);
   while (batch < end || staged != 0u) {
     const int expanding = batch >= end;
     const gcvm_u32 i = (expanding ? sh->at : batch) + lid;
@@ -814,7 +831,7 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
      * run-time branch.) */
     const int level_done = batch >= end && sh->at >= staged;
     if (!GCVM_UNIFORM_BARRIER_BRANCHES || level_done) {
-      const gcvm_u32 next = gcvm_next_expansion(sh, out, chunks, state, level, limit, level_done, budget, shares);
+      const gcvm_u32 next = gcvm_next_expansion(sh, out, chunks, state, level, limit, level_done, budget, shares, most);
       staged = level_done ? next : staged;
     }
   }

@@ -43,7 +43,7 @@
 #define GCVM_STAGE_SLACK (GCVM_STEP_REFS * GCVM_GROUP_SIZE)
 #define GCVM_STAGE_CAPACITY (GCVM_STAGE_SLACK + GCVM_VISIT_REFS * GCVM_GROUP_SIZE)
 /* Objects a group holds for its next level of local expansion, at most: in a launch of
- * shares (GCVM_BFS_SHARES) four batches; otherwise one (bfs_mark.h). */
+ * shares (GCVM_BFS_SHARES) up to four batches; otherwise one (bfs_mark.h). */
 #define GCVM_LOCAL_LEVEL_CAPACITY (4 * GCVM_GROUP_SIZE)
 /* References one thread claims in one prefix-sum round (also its register buffer). */
 #define GCVM_PREFIX_ROUND 16
@@ -170,6 +170,9 @@
 #define GCVM_BFS_CHECKED_CLAIM 16u /* async: read the mark word before the atomic that claims */
 #define GCVM_BFS_BITMAP_OUT 32u /* levels: a launch's winners stay in the bitmap; gcvm_bfs_frontier queues them */
 #define GCVM_BFS_SHARES 64u /* levels: the queue in equal shares, each expanded by its group while it fits (bfs_mark.h) */
+/* With GCVM_BFS_SHARES: the batches (1 to 4) of a next level a group keeps, in these bits. */
+#define GCVM_BFS_SHARE_BATCHES_SHIFT 8u
+#define GCVM_BFS_SHARE_BATCHES_MASK 7u
 
 /* ---- gpu-dfs (kernels/common/dfs_mark.h) ----
  * Extra device memory of a DFS collection:

@@ -83,6 +83,8 @@ std::vector<GcOptions> option_matrix() {
   matrix.push_back(options_of({"queue=levels", "shares=on", "head-start=4", "wide=off", "level-barrier=launch"}));
   matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "shares=off"}));
   matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "shares=on", "expand=2", "wide=1"}));
+  matrix.push_back(options_of({"queue=levels", "shares=on", "share-batches=1", "fallback=20:5"}));
+  matrix.push_back(options_of({"queue=levels", "level-barrier=grid", "share-batches=4", "head-start=4"}));
   return matrix;
 }
 
@@ -290,7 +292,7 @@ TEST_CASE("gpu-bfs levels mode: every level in one launch gives the marks, level
     CHECK(one_launch({"queue=async"}) == 0.0);
     CHECK(one_launch({"sms=split", "level-barrier=grid"}) == 0.0);
     // After a collection with a level wider than half the one launch's groups hold,
-    // a launch a level: 300,000 objects want 1,172 groups of 256, more than the 660 an
+    // a launch a level: 300,000 objects want 1,172 groups of 256, more than the 528 an
     // H100 or H200 holds at once (and fewer than the bitmap frontier's 2^19).
     if (!grid_barrier) continue;
     auto wide = test::build("wide:300000");
@@ -862,6 +864,10 @@ TEST_CASE("gpu-bfs rejects bad options and devices with one clear message") {
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"levels-per-check=65"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"expand=0"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"expand=many"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"shares=maybe"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"share-batches=0"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"share-batches=5"}), "auto"), ConfigError);
+  CHECK(GpuBfsMarkerOptions::parse(options_of({"share-batches=4"}), "auto").share_batches == 4);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"frontier=0"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"frontier=sorted"}), "auto"), ConfigError);
   CHECK_THROWS_WITH_AS(GpuBfsMarkerOptions::parse(options_of({"refresh=9"}), "auto"),
