@@ -126,7 +126,7 @@ enum class BfsLevelBarrier { Auto, Launch, Grid };
 
 /// How a levels-mode launch hands out its level (shares=): batches from one cursor,
 /// each group expanding locally only while no work waits; or equal shares, each
-/// expanded by its group while its next level fits GCVM_LOCAL_LEVEL_CAPACITY.
+/// expanded by its group while its next level fits `share_batches` batches.
 enum class BfsShares { Auto, On, Off };
 
 struct GpuBfsMarkerOptions {
