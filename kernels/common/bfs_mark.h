@@ -797,11 +797,13 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
    * batch scan is inlined once. */
   const gcvm_u32 lid = GCVM_LOCAL_ID();
   const int shares = (flags & GCVM_BFS_SHARES) != 0u && !bitmap_out;
+  /* The most objects a group keeps for its next local level: one batch, or with shares
+   * the batches its flags give (the host sends 1 to 4), within the local level's room. */
   const gcvm_u32 share_batches = (flags >> GCVM_BFS_SHARE_BATCHES_SHIFT) & GCVM_BFS_SHARE_BATCHES_MASK;
-  const gcvm_u32 most = !shares ? GCVM_GROUP_SIZE
-                        : share_batches == 0u ? GCVM_LOCAL_LEVEL_CAPACITY
-                        : share_batches * GCVM_GROUP_SIZE < GCVM_LOCAL_LEVEL_CAPACITY ? share_batches * GCVM_GROUP_SIZE
-                                                                                       : GCVM_LOCAL_LEVEL_CAPACITY;
+  const gcvm_u32 share_objects = share_batches * GCVM_GROUP_SIZE;
+  const gcvm_u32 most = !shares                                     ? GCVM_GROUP_SIZE
+                        : share_objects < GCVM_LOCAL_LEVEL_CAPACITY ? share_objects
+                                                                    : GCVM_LOCAL_LEVEL_CAPACITY;
   const gcvm_u32 end = shares ? (gcvm_u32)((gcvm_u64)limit * (GCVM_GROUP_ID() + 1u) / GCVM_GROUP_COUNT()) : limit;
   gcvm_u32 budget = active && !bitmap_out ? expand_batches : 0u; /* local batches left (expansion needs the stage) */
   if (lid == 0u)
