@@ -39,7 +39,7 @@ std::size_t EdgeSpace::class_index(std::uint64_t count) {
 std::optional<EdgeIndex> EdgeSpace::allocate(std::uint64_t count) {
   if (count == 0) return EdgeIndex{0};
   const std::uint64_t size = size_class(count);
-  if (std::vector<EdgeIndex>& free = free_[class_index(count)]; !free.empty()) {
+  if (FreeList& free = free_[class_index(count)]; !free.empty()) {
     const EdgeIndex base = free.back();
     free.pop_back();
     in_use_ += size;
@@ -107,7 +107,7 @@ void EdgeSpace::release_in_order(std::span<const std::span<const EdgeRange>> bat
   for (std::size_t k = 0; k < batches.size(); ++k) {
     const std::size_t b = last_first ? batches.size() - 1 - k : k;
     for (auto& [c, n] : counts[b]->classes) {
-      std::vector<EdgeIndex>& list = free_[c];
+      FreeList& list = free_[c];
       const std::uint64_t first = list.size();
       list.resize(first + n);
       n = first;

@@ -92,11 +92,12 @@ BlockAllocator::BlockSweep BlockAllocator::sweep_block(std::uint32_t block, std:
   return result;
 }
 
-void BlockAllocator::note_transition(WordTransitions& t, std::uint32_t block, ShapeId shape, bool emptied) {
+void BlockAllocator::note_transition(WordTransitions& t, std::uint32_t block, ShapeId shape, bool emptied,
+                                     RunShapes& changed) {
   int i = 0;
   while (i < t.shapes && t.shape[i] != shape) ++i;
   if (i == WordTransitions::kShapes) {  // a fifth shape in this word: apply the four gathered
-    apply_transitions(t);
+    apply_transitions(t, changed);
     i = 0;
   }
   if (i == t.shapes) {
@@ -113,16 +114,36 @@ void BlockAllocator::note_transition(WordTransitions& t, std::uint32_t block, Sh
   }
 }
 
-void BlockAllocator::apply_transitions(WordTransitions& t) {
+void BlockAllocator::apply_transitions(WordTransitions& t, RunShapes& changed) {
   for (int i = 0; i < t.shapes; ++i) {
     ShapeBlocks& s = per_shape_[t.shape[i]];
-    s.allocated.clear_word_bits_atomic(t.word, t.shape_emptied[i]);
-    s.active.clear_word_bits_atomic(t.word, t.shape_emptied[i]);
-    s.active.set_word_bits_atomic(t.word, t.shape_activated[i]);
+    s.allocated.clear_word_bits_in_run(t.word, t.shape_emptied[i]);
+    s.active.clear_word_bits_in_run(t.word, t.shape_emptied[i]);
+    s.active.set_word_bits_in_run(t.word, t.shape_activated[i]);
+    changed.add(t.shape[i]);
   }
-  free_.set_word_bits_atomic(t.word, t.emptied);
+  free_.set_word_bits_in_run(t.word, t.emptied);
   t.emptied = 0;
   t.shapes = 0;
+}
+
+void BlockAllocator::summarize_run(std::uint32_t first, std::uint32_t last, const RunShapes& changed) {
+  if (first >= last) return;
+  const std::size_t first_word = first >> 6, last_word = ((last - 1) >> 6) + 1;
+  free_.summarize_run(first_word, last_word);
+  const auto summarize_shape = [&](ShapeId shape) {
+    ShapeBlocks& s = per_shape_[shape];
+    s.allocated.summarize_run(first_word, last_word);
+    s.active.summarize_run(first_word, last_word);
+  };
+  if (!changed.overflowed) {
+    for (int i = 0; i < changed.count; ++i) summarize_shape(changed.shape[i]);
+    return;
+  }
+  // Every shape a block of the run has, or had before it was freed, once per change of
+  // shape along the run (summarizing a shape twice changes nothing).
+  for (std::uint32_t block = first; block < last; ++block)
+    if (block == first || block_shapes_[block] != block_shapes_[block - 1]) summarize_shape(block_shapes_[block]);
 }
 
 BlockState BlockAllocator::state(std::uint32_t block) const {

@@ -32,9 +32,11 @@
 //
 // In contrast to the thesis (a lock-free, GPU-resident allocator), allocation here is
 // single-threaded (the mutator is one interpreter thread); the block bitmaps use plain
-// operations on that path. The sweep changes the bitmaps a word (64 blocks) at a time
-// with HierarchicalBitmap's atomic word operations, so a parallel sweep can drive them
-// and pays one atomic operation per word, not several per block.
+// operations on that path. The sweep changes the bitmaps a word (64 blocks) at a time,
+// with plain operations on the level-0 words of its run of blocks, and brings their
+// summaries up to date when the run ends (HierarchicalBitmap's runs of words): a
+// parallel sweep's runs own their words and meet only on the level-1 words, once per
+// run and bitmap, not once per word.
 //
 // The mechanism knows nothing of references or the graph: the Heap reserves edge
 // ranges when this allocator reports a freshly initialized block.
@@ -115,10 +117,12 @@ class BlockAllocator {
   /// parallel sweep counts them per run instead of contending for one shared counter.
   ///
   /// The state bitmaps change a level-0 word (64 blocks) at a time: the transitions a
-  /// run finds in one word are gathered per shape and applied with one atomic operation
-  /// per word and bitmap, not three per emptied block. Safe to call concurrently for
-  /// disjoint runs (the word operations are atomic; runs that share no word, as the
-  /// parallel sweep's do, also share no written cache line).
+  /// run finds in one word are gathered per shape and applied with one plain operation
+  /// per word and bitmap, not three per emptied block, and the summaries of the run's
+  /// words in the free bitmap and in the bitmaps of the shapes it changed follow when
+  /// the run ends (HierarchicalBitmap::summarize_run). Safe to call concurrently for
+  /// runs that share no level-0 word (the parallel sweep's, which also share no written
+  /// cache line).
   template <typename MarkOf, typename OnDying>
   RunSweep sweep_blocks(std::uint32_t first, std::uint32_t last, MarkOf&& mark_of, OnDying&& on_dying);
   void count_emptied_blocks(std::uint32_t blocks) { blocks_in_use_ -= blocks; }
@@ -173,8 +177,26 @@ class BlockAllocator {
     std::uint64_t shape_emptied[kShapes] = {};
     std::uint64_t shape_activated[kShapes] = {};  // full -> active
   };
-  void note_transition(WordTransitions& t, std::uint32_t block, ShapeId shape, bool emptied);
-  void apply_transitions(WordTransitions& t);
+  /// The shapes whose bitmaps a run of the sweep changed, whose summaries it brings up
+  /// to date when it ends; past kShapes distinct shapes, those of every block of the run.
+  struct RunShapes {
+    static constexpr int kShapes = 16;
+    int count = 0;
+    bool overflowed = false;
+    ShapeId shape[kShapes] = {};
+    void add(ShapeId s) {
+      for (int i = 0; i < count; ++i)
+        if (shape[i] == s) return;
+      if (count == kShapes) {
+        overflowed = true;
+        return;
+      }
+      shape[count++] = s;
+    }
+  };
+  void note_transition(WordTransitions& t, std::uint32_t block, ShapeId shape, bool emptied, RunShapes& changed);
+  void apply_transitions(WordTransitions& t, RunShapes& changed);
+  void summarize_run(std::uint32_t first, std::uint32_t last, const RunShapes& changed);
 
   std::uint32_t find_active_block(ShapeId shape);
   /// Takes the lowest free slot of `block`, the active cursor block of the shape whose
@@ -221,6 +243,7 @@ BlockAllocator::RunSweep BlockAllocator::sweep_blocks(std::uint32_t first, std::
                                                       OnDying&& on_dying) {
   RunSweep run;
   WordTransitions transitions;
+  RunShapes changed;
   transitions.word = first >> 6;
   for (std::uint32_t block = first; block < last; ++block) {
     const std::uint64_t before = alloc_words_[block];
@@ -243,12 +266,13 @@ BlockAllocator::RunSweep BlockAllocator::sweep_blocks(std::uint32_t first, std::
       continue;  // an active block stays active
     }
     if ((block >> 6) != transitions.word) {
-      apply_transitions(transitions);
+      apply_transitions(transitions, changed);
       transitions.word = block >> 6;
     }
-    note_transition(transitions, block, shape, emptied);
+    note_transition(transitions, block, shape, emptied, changed);
   }
-  apply_transitions(transitions);
+  apply_transitions(transitions, changed);
+  summarize_run(first, last, changed);
   return run;
 }
 

@@ -1,5 +1,6 @@
 #include "gc/heap/hierarchical_bitmap.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 
@@ -71,6 +72,27 @@ void HierarchicalBitmap::clear_word_bits_atomic(std::size_t word_index, std::uin
   std::atomic_ref<std::uint64_t> word(levels_[0][word_index]);
   const std::uint64_t before = word.fetch_and(~bits, std::memory_order_acq_rel);
   if (before != 0 && (before & ~bits) == 0) clear_atomic_from(1, word_index);
+}
+
+void HierarchicalBitmap::summarize_run(std::size_t first_word, std::size_t last_word) {
+  if (levels_.size() < 2) return;
+  const Words& words = levels_[0];
+  for (std::size_t w = first_word; w < last_word;) {
+    const std::size_t summary = w >> 6;
+    const std::size_t end = std::min(last_word, (summary + 1) * 64);
+    std::uint64_t covered = 0, nonzero = 0;
+    for (; w < end; ++w) {
+      covered |= bit_mask(w);
+      if (words[w] != 0) nonzero |= bit_mask(w);
+    }
+    std::atomic_ref<std::uint64_t> word(levels_[1][summary]);
+    std::uint64_t before = word.load(std::memory_order_relaxed);
+    std::uint64_t after = (before & ~covered) | nonzero;
+    while (after != before && !word.compare_exchange_weak(before, after, std::memory_order_acq_rel))
+      after = (before & ~covered) | nonzero;
+    if (before == 0 && after != 0) set_atomic_from(2, summary);
+    if (before != 0 && after == 0) clear_atomic_from(2, summary);
+  }
 }
 
 void HierarchicalBitmap::set_atomic_from(std::size_t level, std::size_t i) {

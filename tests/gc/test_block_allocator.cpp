@@ -126,57 +126,61 @@ TEST_CASE("allocation fails cleanly when every block is in use") {
 TEST_CASE("a run sweep over blocks of many shapes per bitmap word agrees with a model") {
   // Six shapes in turn, so every 64-block word of the state bitmaps holds more shapes
   // than a run gathers before it applies them early; runs start and end inside words.
-  ShapeTable shapes;
-  std::vector<ShapeId> kinds;
-  for (std::uint32_t refs = 0; refs < 6; ++refs) kinds.push_back(shapes.intern(refs, 1));
-  BlockAllocator blocks(shapes, 4096);
-  std::mt19937_64 rng(7);
-  constexpr std::uint32_t kBlocks = 1000;
-  for (std::uint32_t b = 0; b < kBlocks; ++b) {
-    const auto block = blocks.initialize_block(kinds[b % kinds.size()]);
-    REQUIRE(block == b);
-    const std::uint64_t full = shapes.layout(kinds[b % kinds.size()]).full_mask;
-    const auto slots = rng() % 3 == 0 ? static_cast<std::uint32_t>(std::popcount(full)) : 1 + rng() % 64;
-    for (std::uint32_t i = 0; i < slots && blocks.alloc_word(b) != full; ++i) blocks.allocate_in_block(b);
-  }
-  std::vector<std::uint64_t> marks(kBlocks), before(kBlocks);
-  for (std::uint32_t b = 0; b < kBlocks; ++b) {
-    before[b] = blocks.alloc_word(b);
-    const std::uint64_t choice = rng() % 4;  // all die, all live, some die
-    marks[b] = choice == 0 ? 0 : choice == 1 ? ~std::uint64_t{0} : rng();
-  }
-  const std::uint32_t in_use = blocks.blocks_in_use();
-  std::uint64_t expected_freed = 0, expected_before = 0, expected_emptied = 0, calls = 0;
-  const std::uint32_t first = 37, last = 901;
-  for (std::uint32_t b = first; b < last; ++b) {
-    expected_before += static_cast<std::uint64_t>(std::popcount(before[b]));
-    expected_freed += static_cast<std::uint64_t>(std::popcount(before[b] & ~marks[b]));
-    expected_emptied += (before[b] & marks[b]) == 0;
-  }
-  const BlockAllocator::RunSweep run = blocks.sweep_blocks(
-      first, last, [&](std::uint32_t b) { return marks[b]; },
-      [&](std::uint32_t b, ShapeId shape, std::uint64_t dying, bool emptied) {
-        ++calls;
-        REQUIRE(shape == kinds[b % kinds.size()]);
-        REQUIRE(dying == (before[b] & ~marks[b]));
-        REQUIRE(emptied == ((before[b] & marks[b]) == 0));
-        REQUIRE(blocks.alloc_word(b) == before[b]);  // called before the block changes
-      });
-  blocks.count_emptied_blocks(run.emptied_blocks);
-  CHECK(run.objects_before == expected_before);
-  CHECK(run.freed_objects == expected_freed);
-  CHECK(run.emptied_blocks == expected_emptied);
-  CHECK(blocks.blocks_in_use() == in_use - expected_emptied);
-  CHECK(calls > 0);
-  REQUIRE(blocks.check() == "");
-  for (std::uint32_t b = 0; b < kBlocks; ++b) {
-    CAPTURE(b);
-    const bool swept = b >= first && b < last;
-    const std::uint64_t after = swept ? before[b] & marks[b] : before[b];
-    REQUIRE(blocks.alloc_word(b) == after);
-    const std::uint64_t full = shapes.layout(kinds[b % kinds.size()]).full_mask;
-    const BlockState expected = after == 0 ? BlockState::Free : after == full ? BlockState::Full : BlockState::Active;
-    REQUIRE(blocks.state(b) == expected);
-    if (expected != BlockState::Free) REQUIRE(blocks.active_blocks(kinds[b % kinds.size()]).test(b) == (expected == BlockState::Active));
+  // Forty shapes: more than a run notes before it summarizes every block's shape.
+  for (std::uint32_t shape_count : {6u, 40u}) {
+    CAPTURE(shape_count);
+    ShapeTable shapes;
+    std::vector<ShapeId> kinds;
+    for (std::uint32_t refs = 0; refs < shape_count; ++refs) kinds.push_back(shapes.intern(refs, 1));
+    BlockAllocator blocks(shapes, 4096);
+    std::mt19937_64 rng(7);
+    constexpr std::uint32_t kBlocks = 1000;
+    for (std::uint32_t b = 0; b < kBlocks; ++b) {
+      const auto block = blocks.initialize_block(kinds[b % kinds.size()]);
+      REQUIRE(block == b);
+      const std::uint64_t full = shapes.layout(kinds[b % kinds.size()]).full_mask;
+      const auto slots = rng() % 3 == 0 ? static_cast<std::uint32_t>(std::popcount(full)) : 1 + rng() % 64;
+      for (std::uint32_t i = 0; i < slots && blocks.alloc_word(b) != full; ++i) blocks.allocate_in_block(b);
+    }
+    std::vector<std::uint64_t> marks(kBlocks), before(kBlocks);
+    for (std::uint32_t b = 0; b < kBlocks; ++b) {
+      before[b] = blocks.alloc_word(b);
+      const std::uint64_t choice = rng() % 4;  // all die, all live, some die
+      marks[b] = choice == 0 ? 0 : choice == 1 ? ~std::uint64_t{0} : rng();
+    }
+    const std::uint32_t in_use = blocks.blocks_in_use();
+    std::uint64_t expected_freed = 0, expected_before = 0, expected_emptied = 0, calls = 0;
+    const std::uint32_t first = 37, last = 901;
+    for (std::uint32_t b = first; b < last; ++b) {
+      expected_before += static_cast<std::uint64_t>(std::popcount(before[b]));
+      expected_freed += static_cast<std::uint64_t>(std::popcount(before[b] & ~marks[b]));
+      expected_emptied += (before[b] & marks[b]) == 0;
+    }
+    const BlockAllocator::RunSweep run = blocks.sweep_blocks(
+        first, last, [&](std::uint32_t b) { return marks[b]; },
+        [&](std::uint32_t b, ShapeId shape, std::uint64_t dying, bool emptied) {
+          ++calls;
+          REQUIRE(shape == kinds[b % kinds.size()]);
+          REQUIRE(dying == (before[b] & ~marks[b]));
+          REQUIRE(emptied == ((before[b] & marks[b]) == 0));
+          REQUIRE(blocks.alloc_word(b) == before[b]);  // called before the block changes
+        });
+    blocks.count_emptied_blocks(run.emptied_blocks);
+    CHECK(run.objects_before == expected_before);
+    CHECK(run.freed_objects == expected_freed);
+    CHECK(run.emptied_blocks == expected_emptied);
+    CHECK(blocks.blocks_in_use() == in_use - expected_emptied);
+    CHECK(calls > 0);
+    REQUIRE(blocks.check() == "");
+    for (std::uint32_t b = 0; b < kBlocks; ++b) {
+      CAPTURE(b);
+      const bool swept = b >= first && b < last;
+      const std::uint64_t after = swept ? before[b] & marks[b] : before[b];
+      REQUIRE(blocks.alloc_word(b) == after);
+      const std::uint64_t full = shapes.layout(kinds[b % kinds.size()]).full_mask;
+      const BlockState expected = after == 0 ? BlockState::Free : after == full ? BlockState::Full : BlockState::Active;
+      REQUIRE(blocks.state(b) == expected);
+      if (expected != BlockState::Free) REQUIRE(blocks.active_blocks(kinds[b % kinds.size()]).test(b) == (expected == BlockState::Active));
+    }
   }
 }

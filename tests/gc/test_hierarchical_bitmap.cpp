@@ -34,6 +34,43 @@ void on_contending_threads(Body&& body) {
   for (auto& w : workers) w.join();
 }
 
+/// A random change to level-0 word `w` of a bitmap of `size` bits: whole words, nothing
+/// or sparse masks (a word that fills, empties or stays), to set or to clear.
+struct WordChange {
+  std::uint64_t mask = 0;
+  bool set = false;
+};
+WordChange random_word_change(std::mt19937_64& rng, std::size_t size, std::size_t w) {
+  const std::size_t valid = std::min<std::size_t>(64, size - w * 64);
+  const std::uint64_t in_range = valid == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << valid) - 1;
+  const std::uint64_t choice = rng() % 4;
+  const std::uint64_t mask = in_range & (choice == 0 ? ~std::uint64_t{0} : choice == 1 ? 0 : rng() & rng());
+  return {mask, rng() % 2 == 0};
+}
+
+/// The same change made bit by bit with the plain operations.
+void apply_bit_by_bit(HierarchicalBitmap& bits, std::size_t w, const WordChange& change) {
+  for (std::uint64_t m = change.mask; m != 0; m &= m - 1) {
+    const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(m));
+    if (change.set)
+      bits.set(i);
+    else
+      bits.clear(i);
+  }
+}
+
+/// Checks `tested` against `model` (changed bit by bit): summaries, a search from a
+/// random bit, and with `every_bit` the count and every bit.
+void require_same_bits(const HierarchicalBitmap& tested, const HierarchicalBitmap& model, std::mt19937_64& rng,
+                       bool every_bit) {
+  REQUIRE(tested.check_invariant());
+  const std::size_t from = rng() % model.size();
+  REQUIRE(tested.find_next(from) == model.find_next(from));
+  if (!every_bit) return;
+  REQUIRE(tested.count() == model.count());
+  for (std::size_t i = 0; i < model.size(); ++i) REQUIRE(tested.test(i) == model.test(i));
+}
+
 }  // namespace
 
 TEST_CASE("hierarchical bitmap matches a flat model under random set/clear") {
@@ -123,32 +160,15 @@ TEST_CASE("word-wise atomic set/clear match bit-wise operations, summaries inclu
     const std::size_t word_count = (size + 63) / 64;
     for (int step = 0; step < 4000; ++step) {
       const std::size_t w = rng() % word_count;
-      const std::size_t valid = std::min<std::size_t>(64, size - w * 64);
-      const std::uint64_t in_range = valid == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << valid) - 1;
-      // Sparse masks, whole words and nothing: a word that fills, empties or stays.
-      const std::uint64_t choice = rng() % 4;
-      const std::uint64_t mask = in_range & (choice == 0 ? ~std::uint64_t{0} : choice == 1 ? 0 : rng() & rng());
-      const bool set = rng() % 2 == 0;
-      if (set)
-        words.set_word_bits_atomic(w, mask);
+      const WordChange change = random_word_change(rng, size, w);
+      if (change.set)
+        words.set_word_bits_atomic(w, change.mask);
       else
-        words.clear_word_bits_atomic(w, mask);
-      for (std::uint64_t m = mask; m != 0; m &= m - 1) {
-        const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(m));
-        if (set)
-          bits.set(i);
-        else
-          bits.clear(i);
-      }
-      if (step % 53 == 0) {
-        REQUIRE(words.check_invariant());
-        const std::size_t from = rng() % size;
-        REQUIRE(words.find_next(from) == bits.find_next(from));
-      }
+        words.clear_word_bits_atomic(w, change.mask);
+      apply_bit_by_bit(bits, w, change);
+      if (step % 53 == 0) require_same_bits(words, bits, rng, false);
     }
-    CHECK(words.check_invariant());
-    CHECK(words.count() == bits.count());
-    for (std::size_t i = 0; i < size; ++i) REQUIRE(words.test(i) == bits.test(i));
+    require_same_bits(words, bits, rng, true);
   }
 }
 
@@ -172,4 +192,62 @@ TEST_CASE("concurrent word-wise set/clear leaves a consistent bitmap") {
     const std::size_t owner = (i % 64) % threads;
     REQUIRE(bitmap.test(i) == ((i / 64) % threads == owner));
   }
+}
+
+TEST_CASE("runs of words changed in place and summarized match bit-wise operations") {
+  for (std::size_t size : {64u, 4096u, 4097u, 300000u}) {
+    CAPTURE(size);
+    HierarchicalBitmap runs(size);
+    HierarchicalBitmap bits(size);
+    std::mt19937_64 rng(size + 1);
+    const std::size_t word_count = (size + 63) / 64;
+    for (int step = 0; step < 600; ++step) {
+      // A run of 1 to 100 words anywhere (across level-1 words too), several changes
+      // to its words, then its summaries.
+      const std::size_t first = rng() % word_count;
+      const std::size_t last = std::min(word_count, first + 1 + rng() % 100);
+      for (int changes = 0; changes < 8; ++changes) {
+        const std::size_t w = first + rng() % (last - first);
+        const WordChange change = random_word_change(rng, size, w);
+        if (change.set)
+          runs.set_word_bits_in_run(w, change.mask);
+        else
+          runs.clear_word_bits_in_run(w, change.mask);
+        apply_bit_by_bit(bits, w, change);
+      }
+      runs.summarize_run(first, last);
+      if (step % 37 == 0) require_same_bits(runs, bits, rng, false);
+    }
+    require_same_bits(runs, bits, rng, true);
+  }
+}
+
+TEST_CASE("concurrent runs of words summarized side by side leave a consistent bitmap") {
+  // Runs of 16 words (a parallel sweep's 1,024 blocks), four to a level-1 word, dealt to
+  // the threads in turn: every level-1 word is shared, every level-0 word has one owner.
+  constexpr std::size_t kSize = 64 * 64 * 64 * 3;
+  constexpr std::size_t kRunWords = 16;
+  constexpr std::size_t kRuns = kSize / 64 / kRunWords;
+  constexpr unsigned threads = kContendingThreads;
+  HierarchicalBitmap bitmap(kSize);
+  std::vector<std::uint64_t> expected(kSize / 64, 0);
+  on_contending_threads([&](unsigned t, std::mt19937& rng) {
+    for (int round = 0; round < 3000; ++round) {
+      const std::size_t run = (rng() % (kRuns / threads)) * threads + t;
+      const std::size_t first = run * kRunWords;
+      for (std::size_t w = first; w < first + kRunWords; ++w) {
+        // Most words empty or fill whole (a sweep's emptied blocks), some partly.
+        const std::uint32_t choice = rng() % 4;
+        const std::uint64_t mask = choice == 0   ? 0
+                                   : choice == 1 ? ~std::uint64_t{0}
+                                                 : (std::uint64_t{rng()} << 32 | rng()) & rng();
+        bitmap.clear_word_bits_in_run(w, ~std::uint64_t{0});
+        bitmap.set_word_bits_in_run(w, mask);
+        expected[w] = mask;
+      }
+      bitmap.summarize_run(first, first + kRunWords);
+    }
+  });
+  CHECK(bitmap.check_invariant());
+  for (std::size_t i = 0; i < kSize; ++i) REQUIRE(bitmap.test(i) == ((expected[i / 64] >> (i % 64)) & 1u));
 }

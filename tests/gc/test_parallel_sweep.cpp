@@ -113,6 +113,10 @@ TEST_CASE("parallel sweep of an empty heap and of a heap where everything surviv
   const SweepStats s = sweep(empty, none, pool);
   CHECK(s.objects_before == 0);
   CHECK(s.freed_objects == 0);
+  // The serial sweep's one run has no block (and the block bitmaps no word yet).
+  const SweepStats serial = sweep(empty, none);
+  CHECK(serial.objects_before == 0);
+  CHECK(empty.blocks().check() == "");
 
   Twin twin(5);
   MarkBitmap all;
