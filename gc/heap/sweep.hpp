@@ -7,7 +7,8 @@
 // kBlocksPerSweepTask blocks, which the threads of a ThreadPool claim from one atomic
 // counter (dynamic balance: a run of full blocks costs more than a run of free ones).
 // A run is Heap::sweep_blocks, which changes the block-state bitmaps a word of 64
-// blocks at a time with their atomic word operations (BlockAllocator::sweep_blocks). What the runs share, the edge space's free lists, the
+// blocks at a time, its own words with plain operations, and their summaries once when
+// it ends (BlockAllocator::sweep_blocks). What the runs share, the edge space's free lists, the
 // heap's storage releaser (which returns freed arrays' storage to malloc after the
 // pause, gc/heap/storage_releaser.hpp) and the count of emptied blocks, is recorded
 // per run (Heap::SweepDebt) and settled after the parallel phase exactly as the serial
