@@ -96,9 +96,10 @@ MarkStats DeviceSession::mark(const MarkRequest& request, MarkBitmap& out, const
       if (alongside) alongside();
       stats = on_device(*backend_, *mirror_);
     }
-    auto refreshed = take_refreshed();
-    stats.details.reserve(stats.details.size() + refreshed.size());
-    for (auto& detail : refreshed) stats.details.push_back(std::move(detail));
+    if (refresher_)
+      stats.add_details([refreshed = std::exchange(refreshed_, {})](MarkDetails& details) {
+        append_details(details, refreshed.details());
+      }, request.details_after_pause);
     return stats;
   } catch (const DeviceError& e) {
     out.reset(0);

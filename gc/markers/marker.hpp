@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <span>
@@ -61,14 +62,43 @@ struct MarkRequest {
   /// there, in time the pause's thread would spend waiting anyway); CPU markers and
   /// snapshot marks do not call it. May be empty.
   std::function<void()> on_device_busy = {};
+  /// Whether the marker may leave figures it would name in the caller's pause to
+  /// MarkStats::later_details, which the caller runs once its pause clock has stopped
+  /// (the Collector does; anyone else gets every figure in `details`).
+  bool details_after_pause = false;
 };
+
+/// Named figures of a mark, in report order.
+using MarkDetails = std::vector<std::pair<std::string, double>>;
 
 struct MarkStats {
   std::uint64_t marked_objects = 0;
   std::uint64_t edges_traversed = 0;
   double mark_ms = 0;  // wall time of the whole mark entry point
   /// Marker-specific figures (sync bytes, kernel ms, steals, ...), in report order.
-  std::vector<std::pair<std::string, double>> details;
+  MarkDetails details;
+  /// Figures left to name after the pause (MarkRequest::details_after_pause), which
+  /// `finish_details` appends to `details`.
+  std::function<void(MarkDetails&)> later_details;
+
+  /// Appends what `add` appends to details: now, or after the pause when `later`; after
+  /// the figures left for later, if any, either way (the report keeps their order).
+  void add_details(std::function<void(MarkDetails&)> add, bool later) {
+    if (!later && !later_details) {
+      add(details);
+    } else if (!later_details) {
+      later_details = std::move(add);
+    } else {
+      later_details = [first = std::move(later_details), then = std::move(add)](MarkDetails& to) {
+        first(to);
+        then(to);
+      };
+    }
+  }
+  /// Names the figures left for after the pause.
+  void finish_details() {
+    if (later_details) std::exchange(later_details, {})(details);
+  }
 
   /// The figure named `key`, if this marker reported one.
   std::optional<double> detail(std::string_view key) const {
@@ -82,10 +112,13 @@ struct MarkStats {
 /// initializer list of std::pair<std::string, double> builds every name and then
 /// copies it again, which cost a warm gpu-bfs pause, whose marker reports some 50
 /// figures, about 10 µs on the H100 host.
-inline void append_details(std::vector<std::pair<std::string, double>>& details,
-                           std::initializer_list<std::pair<std::string_view, double>> figures) {
+inline void append_details(MarkDetails& details, std::initializer_list<std::pair<std::string_view, double>> figures) {
   details.reserve(details.size() + figures.size());
   for (const auto& [name, value] : figures) details.emplace_back(name, value);
+}
+/// Appends `more` to `details`, moving its names.
+inline void append_details(MarkDetails& details, MarkDetails&& more) {
+  details.insert(details.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
 }
 
 struct MarkerConstraints {

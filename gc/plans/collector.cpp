@@ -130,6 +130,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.remembered_roots = young_roots_.size() - roots.size();
   }
   MarkRequest request{heap_.graph(), mark_roots, heap_.blocks().high_water(), &heap_.graph().changes(), premarked};
+  request.details_after_pause = true;
   ThreadPool* device_pool = device_sweep_pool(request.block_count);
   if (device_pool != nullptr)
     request.on_device_busy = [device_pool, microseconds = sweep_pool_wake_microseconds(last_mark_ms_)] {
@@ -175,6 +176,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   }
   stats.heap_after_bytes = heap_.used_bytes();
   stats.pause_ms = pause.elapsed_ms() - stats.verify_ms;
+  stats.mark.finish_details();
   stats.cpu_ms = process_cpu_ms() - cpu_at_start;
   marker_->after_pause();
   return stats;

@@ -100,7 +100,9 @@ MarkStats OverlappedStartMarker::mark(const MarkRequest& request, MarkBitmap& ou
   device_paused_ = device != nullptr;
   MarkStats stats = device != nullptr ? device->mark(request, out) : interim_->mark(request, out);
   if (device == nullptr) ++cpu_marks_;
-  for (auto& note : notes(device != nullptr)) stats.details.push_back(std::move(note));
+  stats.add_details([notes = notes(device != nullptr)](MarkDetails& details) mutable {
+    append_details(details, std::move(notes));
+  }, false);
   return stats;
 }
 

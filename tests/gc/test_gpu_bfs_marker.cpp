@@ -811,6 +811,31 @@ TEST_CASE("gpu-bfs tells the plan once per mark that the device is busy, in ever
   }
 }
 
+TEST_CASE("gpu-bfs names its figures after the pause when asked: the names of a mark that named them at once") {
+  auto built = test::build("lists:8x300");
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const GcOptions& options : {options_of({"queue=levels"}), options_of({"queue=async"})}) {
+      INFO("options: ", describe(options));
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options, device));
+      MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+      MarkBitmap marks;
+      const MarkStats at_once = gpu.mark(request, marks);
+      CHECK(!at_once.later_details);
+      request.details_after_pause = true;
+      MarkStats later = gpu.mark(request, marks);
+      CHECK(later.marked_objects == at_once.marked_objects);
+      REQUIRE(later.later_details);
+      CHECK(!later.detail("kernel_ms"));
+      later.finish_details();
+      CHECK(!later.later_details);
+      REQUIRE(later.details.size() == at_once.details.size());
+      for (std::size_t i = 0; i < later.details.size(); ++i) CHECK(later.details[i].first == at_once.details[i].first);
+      CHECK(later.detail("levels_in_one_launch") == at_once.detail("levels_in_one_launch"));
+    }
+  }
+}
+
 TEST_CASE("gpu-bfs keeps its device mirror exact across mutations and sweeps") {
   // In barrier mode, the bitmap frontier for every launch that had any work last time;
   // then every level in one launch (on CUDA), which takes a small patch into its own
