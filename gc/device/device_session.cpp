@@ -69,8 +69,12 @@ void DeviceSession::after_pause() {
 }
 
 void DeviceSession::watch(const RefGraph& graph, GraphChanges* changes) {
-  if (!backend_ || !refresher_ || graph_ != nullptr || changes != &graph.changes()) return;
+  if (!backend_ || graph_ != nullptr) return;
+  // Page-locked from now on, step by step as the program commits memory, with or
+  // without the refresher: a first sync that page-locks the graph itself spends more
+  // on that than on the copy (470 MB: 14-24 ms against 9-10 on the H200 machine).
   graph.pin_with(backend_->host_pinner());
+  if (!refresher_ || changes != &graph.changes()) return;
   graph_ = &graph;
   changes_ = changes;
   refresher_->resume(graph, *changes);

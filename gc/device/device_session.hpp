@@ -71,8 +71,8 @@ class DeviceSession {
   /// Outside the pause: lets the backend grow what it keeps out of pauses, then resumes
   /// refreshing the mirror.
   void after_pause();
-  /// Before the first pause (Marker::watch): page-locks `graph` for the device and
-  /// starts refreshing the mirror from it, unless a pause came first or refresh is off.
+  /// Before the first pause (Marker::watch): page-locks `graph` for the device, unless a
+  /// pause came first, and starts refreshing the mirror from it, unless refresh is off.
   void watch(const RefGraph& graph, GraphChanges* changes);
 
   /// The device in use, or null on the CPU.
