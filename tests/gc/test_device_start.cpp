@@ -101,6 +101,23 @@ void wait_open(const OverlappedStartMarker& marker) {
 
 }  // namespace
 
+TEST_CASE("figures left for after the pause keep their order with the figures added after them") {
+  MarkStats stats;
+  stats.add_details([](MarkDetails& d) { d.emplace_back("first", 1.0); }, false);
+  CHECK(stats.details.size() == 1);  // named at once
+  stats.add_details([](MarkDetails& d) { d.emplace_back("second", 2.0); }, true);
+  stats.add_details([](MarkDetails& d) { d.emplace_back("third", 3.0); }, false);  // after the second, so also later
+  CHECK(stats.details.size() == 1);
+  CHECK_FALSE(stats.detail("third"));
+  stats.finish_details();
+  REQUIRE(stats.details.size() == 3);
+  CHECK(stats.details[1].first == "second");
+  CHECK(stats.details[2].first == "third");
+  CHECK(stats.detail("third") == 3.0);
+  stats.finish_details();  // nothing left
+  CHECK(stats.details.size() == 3);
+}
+
 TEST_CASE("device-start=overlap: collections mark on the CPU until the device is open, then on the device") {
   Heap heap(HeapConfig{.limit_bytes = 16u << 20});
   test::RandomMutator mutator(heap, 5, 32);
