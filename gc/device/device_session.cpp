@@ -121,7 +121,7 @@ std::unique_ptr<SnapshotMark> DeviceSession::snapshot(Marker& marker, const Mark
     note_graph(request);
     auto mark = on_device(*backend_, *mirror_);
     backend_->finish_sync();
-    for (auto& detail : take_refreshed()) mark->pause_details.push_back(std::move(detail));
+    append_details(mark->pause_details, take_refreshed());
     return mark;
   } catch (const DeviceError& e) {
     if (!automatic_) throw;

@@ -59,7 +59,7 @@ class SnapshotMark {
   virtual const RefGraph* host_graph() const { return nullptr; }
 
   /// Figures of the pause's part (copy_ms, or the mirror's sync_* figures), in report order.
-  std::vector<std::pair<std::string, double>> pause_details;
+  MarkDetails pause_details;
 };
 
 class HostCopyMark final : public SnapshotMark {

@@ -111,14 +111,14 @@ std::unique_ptr<SnapshotMark> OverlappedStartMarker::snapshot(const MarkRequest&
   device_paused_ = device != nullptr;
   if (device != nullptr) {
     std::unique_ptr<SnapshotMark> snapshot = device->snapshot(request);
-    for (auto& note : notes(true)) snapshot->pause_details.push_back(std::move(note));
+    append_details(snapshot->pause_details, notes(true));
     return snapshot;
   }
   if (!request.premarked.empty()) throw std::logic_error("a snapshot mark takes no pre-marked objects");
   MarkBitmap marks;
   MarkStats stats = interim_->mark(request, marks);
   ++cpu_marks_;
-  for (auto& note : notes(false)) stats.details.push_back(std::move(note));
+  append_details(stats.details, notes(false));
   const double mark_ms = stats.mark_ms;
   auto snapshot = std::make_unique<CompletedMark>(std::move(marks), std::move(stats));
   snapshot->pause_details.emplace_back("mark_in_pause_ms", mark_ms);
