@@ -13,6 +13,7 @@
 #include "gc/device/cuda_host_pinner.hpp"
 #include "gc/device/cuda_memory.hpp"
 #include "gc/device/driver_teardown.hpp"
+#include "gc/device/mirror_plan.hpp"
 #include "gc/heap/mark_word_allocator.hpp"
 #include "kernels/common/mark_layout.h"
 #include "kernels/common/partition_layout.h"
@@ -54,6 +55,11 @@ class CudaBackend final : public DeviceBackend {
       setup_host_.reserve(kSetupHostBytes, "the level state and the roots");
     } catch (const DeviceError&) {
       // No page-locked memory to spare: the state and roots go through the staging copies.
+    }
+    try {
+      patch_host_.reserve(kInitialPatchBytes, "the mirror patch");
+    } catch (const DeviceError&) {
+      // Likewise: patches are staged until grow_patch_buffer finds some.
     }
   }
   ~CudaBackend() override {
@@ -123,12 +129,18 @@ class CudaBackend final : public DeviceBackend {
     if (!patch_staged_) return {patch_host_.data(), bytes};
     // Too large for the page-locked buffer: packed into pageable memory and staged
     // (grow_patch_buffer page-locks a larger buffer after the pause).
-    wanted_patch_bytes_ = std::max(wanted_patch_bytes_, bytes);
+    want_patch_buffer(bytes);
     if (bytes > patch_spill_bytes_) {
       patch_spill_bytes_ = bytes + bytes / 2;
       patch_spill_ = std::make_unique_for_overwrite<std::byte[]>(patch_spill_bytes_);
     }
     return {patch_spill_.get(), bytes};
+  }
+
+  std::uint64_t patch_buffer_capacity() const override { return patch_host_.capacity(); }
+
+  void want_patch_buffer(std::uint64_t bytes) override {
+    wanted_patch_bytes_ = std::max(wanted_patch_bytes_, std::min(bytes, kMostGrownPatchBytes));
   }
 
   void grow_patch_buffer() override {
@@ -141,18 +153,21 @@ class CudaBackend final : public DeviceBackend {
     patch_spill_bytes_ = 0;
   }
 
-  void apply_patch(const MirrorPatchLayout& layout) override {
-    if (!patch_staged_ && layout.bytes <= kHostReadPatchBytes) {
+  void apply_patch(const MirrorPatchLayout& layout, std::uint64_t offset) override {
+    if (!patch_staged_ && offset == 0 && layout.bytes <= kHostReadPatchBytes) {
       // Held back: the setup launch reads it from the page-locked buffer.
       if (pending_.patch_groups != 0) launch_setup();
       pending_.patch_groups = std::max(layout.kernel_groups(), 1u);
       return;
     }
+    // Every piece goes to the device buffer's start: the stream orders a piece's copy
+    // after the kernel that applies the one before.
     patch_.reserve(layout.bytes, "the mirror patch");
     if (patch_staged_) {
-      staging_.copy(patch_.as<void>(), patch_spill_.get(), layout.bytes, stream());
+      staging_.copy(patch_.as<void>(), patch_spill_.get() + offset, layout.bytes, stream());
     } else {
-      check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data(), layout.bytes, cudaMemcpyHostToDevice, stream()),
+      check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data() + offset, layout.bytes, cudaMemcpyHostToDevice,
+                            stream()),
             "uploading the mirror patch");
       host_reads_.patch = true;
     }
@@ -634,6 +649,12 @@ class CudaBackend final : public DeviceBackend {
   /// refresh after a burst of stores) go at the copy's speed (the kernel's reads across
   /// the link are slower than a copy, and a pause waits for a refresh in progress).
   static constexpr std::uint64_t kHostReadPatchBytes = std::uint64_t{32} << 10;
+  /// The page-locked patch buffer from the start: four pieces (mirror_plan.hpp), so
+  /// that a patch larger than any before goes over in parts of four pieces, not staged.
+  static constexpr std::uint64_t kInitialPatchBytes = 4 * MirrorPlan::kPieceBytes;
+  /// grow_patch_buffer grows it to at most this size (with its 1.5x slack): larger
+  /// patches go in parts of this size, each waiting a piece's copy for the last's.
+  static constexpr std::uint64_t kMostGrownPatchBytes = 32 * MirrorPlan::kPieceBytes;
   /// Words of one buffer a setup group covers (so a 64 MiB heap's mark bitmap, 64 Ki
   /// words, takes 32 groups).
   static constexpr std::uint64_t kSetupWordsPerGroup = 8 * GCVM_GROUP_SIZE;

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -216,20 +217,32 @@ class DeviceBackend {
   /// from the host where its memory is pinned, else through the backend's staging.
   virtual void upload_ranges(MirrorArray array, const void* host, std::span<const ElementRange> ranges) = 0;
   /// Host memory for a packed patch of at least `bytes` bytes (pinned where the backend
-  /// can pin); valid until the next call. Waits for the last patch's copy first.
+  /// can pin), which holds its pieces one after another (gc/device/mirror_plan.hpp);
+  /// valid until the next call. Waits for the last patch's copies first.
   virtual std::span<std::byte> patch_buffer(std::uint64_t bytes) = 0;
+  /// The most bytes patch_buffer gives without staging them (its page-locked buffer's
+  /// size where the backend keeps one; the default: any number). A larger patch is
+  /// handed over in parts of whole pieces that fit, each part's buffer got in turn
+  /// (each waits for the last part's copies), and its size is passed to
+  /// want_patch_buffer.
+  virtual std::uint64_t patch_buffer_capacity() const { return std::numeric_limits<std::uint64_t>::max(); }
+  /// A patch of `bytes` did not fit the page-locked patch buffer: grow_patch_buffer may
+  /// grow it toward that size after the pause. The default does nothing.
+  virtual void want_patch_buffer(std::uint64_t bytes) { (void)bytes; }
   /// After the pause (nothing of the device is in use): grows the page-locked patch
-  /// buffer to the largest patch that did not fit it since the last call, where the
+  /// buffer toward the largest patch that did not fit it since the last call, where the
   /// backend keeps one (page-locking costs about as much as writing the memory, so a
-  /// patch that does not fit is staged instead, and the buffer grows here, outside the
-  /// pause). The default does nothing.
+  /// patch that does not fit goes in parts, or a piece larger than the buffer is
+  /// staged, and the buffer grows here, outside the pause). The default does nothing.
   virtual void grow_patch_buffer() {}
-  /// Enqueues one copy of the first layout.bytes of the patch buffer and the one
-  /// kernel launch that applies every section of it. A backend may hold a small patch
-  /// back and apply it, read from the page-locked buffer, in one launch with begin_mark's
-  /// and begin_chunks' steps before whatever it enqueues next (the CUDA backend's pause
-  /// setup); either way it is applied before anything enqueued after it.
-  virtual void apply_patch(const MirrorPatchLayout& layout) = 0;
+  /// Enqueues one copy of the piece of the patch buffer at byte `offset` (its
+  /// layout.bytes, from its section table on) and the one kernel launch that applies
+  /// every section of it; the host goes on writing the buffer's later pieces meanwhile.
+  /// A backend may hold a small patch at offset 0 back and apply it, read from the
+  /// page-locked buffer, in one launch with begin_mark's and begin_chunks' steps before
+  /// whatever it enqueues next (the CUDA backend's pause setup); either way it is applied
+  /// before anything enqueued after it. (The pieces of a patch change disjoint entries.)
+  virtual void apply_patch(const MirrorPatchLayout& layout, std::uint64_t offset) = 0;
   /// Waits until every enqueued upload and patch is applied.
   virtual void finish_sync() = 0;
   /// Launches now what apply_patch, begin_mark and begin_chunks hold back (nothing

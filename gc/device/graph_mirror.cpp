@@ -27,6 +27,8 @@ std::vector<std::pair<std::string, double>> MirrorSyncStats::details() const {
       {"sync_edge_pairs", count(edge_pairs)},
       {"sync_vertex_records", count(vertex_records)},
       {"sync_patch_runs", count(patch_runs)},
+      {"sync_patch_pieces", count(patch_pieces)},
+      {"sync_patch_parts", count(patch_parts)},
       {"sync_threads", count(threads)},
       {"sync_pinned_bytes", count(pinned_bytes)},
       {"sync_plan_ms", plan_ms},
@@ -50,6 +52,8 @@ MirrorSyncStats& MirrorSyncStats::operator+=(const MirrorSyncStats& other) {
   edge_pairs += other.edge_pairs;
   vertex_records += other.vertex_records;
   patch_runs += other.patch_runs;
+  patch_pieces += other.patch_pieces;
+  patch_parts += other.patch_parts;
   threads = std::max(threads, other.threads);
   pinned_bytes += other.pinned_bytes;
   plan_ms += other.plan_ms;
@@ -141,25 +145,56 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, 
 
 void GraphMirror::send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool* pool, GraphAccess access,
                        MirrorSyncStats& stats) {
-  // The patch buffer first (getting it waits for the device's queue), then the direct
-  // runs, so that they cross the link while the patch is packed.
+  // The patch goes in parts of whole pieces that fit the backend's page-locked buffer
+  // (the whole patch when it fits, or when not even a piece would: then it is staged).
+  const std::uint64_t capacity = backend_.patch_buffer_capacity();
+  const bool whole = plan.patch_bytes <= capacity || capacity < plan.piece_bytes;
+  auto part_end = [&](std::uint64_t first) {
+    if (whole) return static_cast<std::uint64_t>(plan.pieces.size());
+    const std::uint64_t from = plan.pieces[first].offset;
+    std::uint64_t end = first + 1;  // a piece alone larger than the buffer is staged
+    while (end < plan.pieces.size() && plan.pieces[end].offset + plan.pieces[end].layout.bytes - from <= capacity) ++end;
+    return end;
+  };
+  auto part_bytes = [&](std::uint64_t first, std::uint64_t end) {
+    return plan.pieces[end - 1].offset + plan.pieces[end - 1].layout.bytes - plan.pieces[first].offset;
+  };
+  // The first part's buffer first (getting it waits for the device's queue), then the
+  // direct runs, so that they cross the link while the patch is packed.
   std::byte* buffer = nullptr;
-  if (plan.patch_bytes != 0) {
+  std::uint64_t first = 0, end = 0;
+  auto next_part = [&] {
+    end = part_end(first);
     const Stopwatch buffer_clock;
-    buffer = backend_.patch_buffer(plan.patch_bytes).data();
-    stats.patch_buffer_ms = buffer_clock.elapsed_ms();
-  }
+    buffer = backend_.patch_buffer(part_bytes(first, end)).data();
+    stats.patch_buffer_ms += buffer_clock.elapsed_ms();
+  };
+  if (plan.patch_bytes != 0) next_part();
+  if (end < plan.pieces.size()) backend_.want_patch_buffer(plan.patch_bytes);
   backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), plan.direct[static_cast<int>(MirrorArray::Begin)]);
   backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), plan.direct[static_cast<int>(MirrorArray::Degree)]);
   backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), plan.direct[static_cast<int>(MirrorArray::Edges)]);
   if (plan.patch_bytes != 0) {
+    // Each piece crosses the link as soon as it is written, while the next are packed.
     const Stopwatch fill_clock;
-    fill_mirror_patch(graph, plan, buffer, pool, access);
-    stats.fill_ms = fill_clock.elapsed_ms();
-    backend_.apply_patch(plan.layout);
-    stats.vertex_records = plan.layout.record_count;
-    for (const MirrorPatchLayout::Runs& runs : plan.layout.runs) stats.patch_runs += runs.count;
-    for (const MirrorPatchLayout::Pairs& pairs : plan.layout.edge_pairs) stats.edge_pairs += pairs.count;
+    const double first_buffer_ms = stats.patch_buffer_ms;
+    for (;;) {
+      const std::uint64_t from = plan.pieces[first].offset;
+      fill_mirror_patch_pieces(graph, plan, first, end, buffer, pool, access, [&](const MirrorPlan::Piece& piece) {
+        backend_.apply_patch(piece.layout, piece.offset - from);
+      });
+      ++stats.patch_parts;
+      first = end;
+      if (first == plan.pieces.size()) break;
+      next_part();
+    }
+    stats.fill_ms = fill_clock.elapsed_ms() - (stats.patch_buffer_ms - first_buffer_ms);
+    stats.patch_pieces = plan.pieces.size();
+    for (const MirrorPlan::Piece& piece : plan.pieces) {
+      stats.vertex_records += piece.layout.record_count;
+      for (const MirrorPatchLayout::Runs& runs : piece.layout.runs) stats.patch_runs += runs.count;
+      for (const MirrorPatchLayout::Pairs& pairs : piece.layout.edge_pairs) stats.edge_pairs += pairs.count;
+    }
   }
 }
 

@@ -11,14 +11,15 @@
 //   - long runs of changed entries, and what the graph grew by, go by DMA straight
 //     from the host arrays, which are page-locked for the device where the backend
 //     can pin (heapgraph/host_pinning.hpp): no host-side copy;
-//   - the rest is packed into one patch buffer (pinned too) and uploaded with one copy:
-//     isolated edge changes as (offset, value) pairs, 8 bytes for 4 changed; isolated
-//     vertex changes as (vertex, degree, begin) records, 16 bytes for 12; short runs
-//     with a 24-byte header and their values. The patch opens with a section table
-//     that says where each kind lies, and one kernel launch applies all of it on the
-//     device (kernels/common/memory_ops.h).
+//   - the rest is packed into one patch buffer (pinned too): isolated edge changes as
+//     (offset, value) pairs, 8 bytes for 4 changed; isolated vertex changes as (vertex,
+//     degree, begin) records, 16 bytes for 12; short runs with a 24-byte header and
+//     their values. The patch is cut into pieces of about 2 MiB, each opening with a
+//     section table that says where each kind lies; a piece is uploaded with one copy
+//     and applied with one kernel launch (kernels/common/memory_ops.h) as soon as it is
+//     packed, so the link carries it while the host packs the next.
 // So the bytes a sync moves are at most twice the bytes of graph entries that changed
-// (plus the grown tail, which counts as changed), plus the patch's fixed section table
+// (plus the grown tail, which counts as changed), plus each piece's fixed section table
 // (at most 104 bytes below 2^32 edges; mirror_plan.hpp): every encoding above stays
 // within that, and when the changes exceed half of the graph the sync uploads the whole
 // graph instead, which is then also within it. Allocation into a reused slot changes that
@@ -69,11 +70,13 @@ struct MirrorSyncStats {
   std::uint64_t edge_pairs = 0;
   std::uint64_t vertex_records = 0;
   std::uint64_t patch_runs = 0;
+  std::uint64_t patch_pieces = 0;   // copied and applied one by one, as they were packed
+  std::uint64_t patch_parts = 0;    // buffers of whole pieces the patch was packed into, in turn
   std::uint64_t threads = 1;        // that planned and packed
   std::uint64_t pinned_bytes = 0;   // of the host graph's arrays, after the sync
   double plan_ms = 0;               // counting the changes and planning what to send
-  double patch_buffer_ms = 0;       // waiting for and (re)allocating the host patch buffer
-  double fill_ms = 0;               // writing the patch
+  double patch_buffer_ms = 0;       // waiting for and (re)allocating the host patch buffer (each part's)
+  double fill_ms = 0;               // writing the patch and issuing its pieces
   double pack_ms = 0;               // all of the above and issuing the copies
   double ms = 0;                    // the whole sync (its host part when it did not wait)
   bool waited = true;               // for the device to apply it (SyncEnd)

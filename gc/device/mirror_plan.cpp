@@ -4,8 +4,11 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <exception>
 #include <functional>
+#include <memory>
 #include <span>
+#include <thread>
 
 #include "gc/util/thread_pool.hpp"
 
@@ -21,7 +24,11 @@ constexpr std::uint64_t kRunHeaderBytes = 3 * sizeof(std::uint64_t);
 constexpr std::uint64_t kWordBytes = sizeof(std::uint32_t);
 constexpr std::uint64_t kSegmentSlots = std::uint64_t{1} << 32;  // edge pairs hold 32-bit offsets
 constexpr std::uint64_t kMinSliceEntries = std::uint64_t{1} << 16;
+constexpr std::uint64_t kMaxSliceEntries = std::uint64_t{1} << 20;
+static_assert(kMaxSliceEntries <= kSegmentSlots, "a slice lies in one 2^32-edge segment");
 constexpr std::uint64_t kSlicesPerThread = 8;
+/// How far ahead the patch's fill asks for the entries of the ranges it packs.
+constexpr std::size_t kPrefetchRanges = 64;
 
 static_assert(MirrorPatchLayout::section_table_bytes(0) == 88 && MirrorPatchLayout::section_table_bytes(1) == 104,
               "mirror_plan.hpp states the table's size");
@@ -30,10 +37,11 @@ constexpr std::uint64_t align8(std::uint64_t bytes) { return (bytes + 7) / 8 * 8
 constexpr std::uint64_t length(ElementRange r) { return r.end - r.begin; }
 
 /// Entries per slice of an index space of `entries`: a power of two (so slices never
-/// cross a 2^32 segment), whole change-bitmap chunks, about kSlicesPerThread per thread.
+/// cross a 2^32 segment), whole change-bitmap chunks, about kSlicesPerThread per thread,
+/// at most kMaxSliceEntries (at most 16 MiB packed, so that pieces stay near their size).
 std::uint64_t slice_entries(std::uint64_t entries, unsigned threads) {
   const std::uint64_t target = std::max<std::uint64_t>(entries / (kSlicesPerThread * threads), 1);
-  return std::clamp(std::bit_ceil(target), kMinSliceEntries, kSegmentSlots);
+  return std::clamp(std::bit_ceil(target), kMinSliceEntries, kMaxSliceEntries);
 }
 
 /// The changed runs of [begin, end): the marked ones below `synced`, then the grown part
@@ -91,22 +99,30 @@ void append_joined(std::vector<ElementRange>& to, std::span<const ElementRange> 
   }
 }
 
-/// Fills plan.layout and every slice's placement (see the header for the layout), a
-/// step per slice. A plan with nothing to pack has no patch, not even a section table.
-void place(MirrorPlan& plan) {
-  MirrorPatchLayout& layout = plan.layout;
-  std::uint64_t segments = 0, packed = 0;
+/// Bytes of a slice's packed changes: its pairs, records, run headers (a vertex run has
+/// one for Begin and one for Degree) and run values.
+std::uint64_t packed_bytes(const MirrorPlan::Slice& slice) {
+  return slice.pair_entries * kPairBytes + slice.record_entries * kRecordBytes +
+         (2 * slice.vertex_runs.size() + slice.edge_runs.size()) * kRunHeaderBytes +
+         slice.vertex_run_entries * kVertexBytes + slice.edge_run_entries * kEdgeBytes;
+}
+
+/// Fills piece.layout and the placement of each of its slices (see the header for the
+/// layout), a step per slice; the piece has something to pack.
+void place_piece(MirrorPlan& plan, std::uint64_t index, MirrorPlan::Piece& piece) {
+  const std::span<MirrorPlan::Slice> slices(plan.slices.data() + piece.first_slice, piece.end_slice - piece.first_slice);
+  MirrorPatchLayout& layout = piece.layout;
+  std::uint64_t segments = 0;
   std::uint64_t last_base = 0;
-  for (const MirrorPlan::Slice& slice : plan.slices) {
-    packed += slice.pair_entries + slice.record_entries + slice.vertex_runs.size() + slice.edge_runs.size();
+  for (MirrorPlan::Slice& slice : slices) {
+    slice.piece = index;
     if (slice.pair_entries == 0 || (segments != 0 && slice.segment_base == last_base)) continue;
     ++segments;
     last_base = slice.segment_base;
   }
-  if (packed == 0) return;
   layout.table_bytes = MirrorPatchLayout::section_table_bytes(segments);
   std::uint64_t at = layout.table_bytes;
-  for (MirrorPlan::Slice& slice : plan.slices) {
+  for (MirrorPlan::Slice& slice : slices) {
     if (slice.pair_entries == 0) continue;
     if (layout.edge_pairs.empty() || layout.edge_pairs.back().base != slice.segment_base)
       layout.edge_pairs.push_back({at, 0, slice.segment_base});
@@ -115,13 +131,13 @@ void place(MirrorPlan& plan) {
     at += slice.pair_entries * kPairBytes;
   }
   layout.records_offset = at;
-  for (MirrorPlan::Slice& slice : plan.slices) {
+  for (MirrorPlan::Slice& slice : slices) {
     slice.record_offset = at;
     layout.record_count += slice.record_entries;
     at += slice.record_entries * kRecordBytes;
   }
   std::uint64_t vertex_runs = 0, edge_runs = 0, all_vertex_entries = 0;
-  for (MirrorPlan::Slice& slice : plan.slices) {
+  for (MirrorPlan::Slice& slice : slices) {
     slice.first_vertex_run = vertex_runs;
     slice.first_edge_run = edge_runs;
     vertex_runs += slice.vertex_runs.size();
@@ -136,7 +152,7 @@ void place(MirrorPlan& plan) {
   }
   const std::uint64_t values_word = at / kWordBytes;
   std::uint64_t vertex_entries = 0, edge_entries = 0;
-  for (MirrorPlan::Slice& slice : plan.slices) {
+  for (MirrorPlan::Slice& slice : slices) {
     slice.begin_value_word = values_word + 2 * vertex_entries;
     slice.degree_value_word = values_word + 2 * all_vertex_entries + vertex_entries;
     slice.edge_value_word = values_word + 3 * all_vertex_entries + edge_entries;
@@ -145,7 +161,29 @@ void place(MirrorPlan& plan) {
   }
   at += vertex_entries * kVertexBytes + edge_entries * kEdgeBytes;
   layout.bytes = align8(at);
-  plan.patch_bytes = layout.bytes;
+}
+
+/// Cuts the patch into pieces of whole slices, each of at most plan.piece_bytes packed
+/// bytes unless one slice alone has more, and places each. A plan with nothing to pack
+/// has no piece, so no patch and not even a section table.
+void place(MirrorPlan& plan) {
+  std::uint64_t first = 0, bytes = 0;
+  auto close = [&](std::uint64_t end) {
+    MirrorPlan::Piece& piece = plan.pieces.emplace_back();
+    piece.first_slice = first;
+    piece.end_slice = end;
+    piece.offset = plan.patch_bytes;
+    place_piece(plan, plan.pieces.size() - 1, piece);
+    plan.patch_bytes += piece.layout.bytes;
+    first = end;
+    bytes = 0;
+  };
+  for (std::uint64_t s = 0; s < plan.slices.size(); ++s) {
+    const std::uint64_t slice_bytes = packed_bytes(plan.slices[s]);
+    if (bytes != 0 && bytes + slice_bytes > plan.piece_bytes) close(s);
+    bytes += slice_bytes;
+  }
+  if (bytes != 0) close(plan.slices.size());
 }
 
 /// The byte offset of the run headers for `array` (0 when it has none).
@@ -205,6 +243,12 @@ std::uint64_t MirrorPlan::vertex_run_count() const {
   return n;
 }
 
+std::uint64_t MirrorPlan::table_bytes() const {
+  std::uint64_t n = 0;
+  for (const Piece& piece : pieces) n += piece.layout.table_bytes;
+  return n;
+}
+
 void MirrorPlan::reset(std::uint64_t slice_count) {
   for (auto& ranges : direct) ranges.clear();
   slices.resize(slice_count);
@@ -214,7 +258,7 @@ void MirrorPlan::reset(std::uint64_t slice_count) {
     slice.changed_bytes = slice.pair_entries = slice.record_entries = 0;
     slice.vertex_run_entries = slice.edge_run_entries = 0;
   }
-  layout = MirrorPatchLayout{};
+  pieces.clear();
   changed_bytes = direct_bytes = patch_bytes = 0;
 }
 
@@ -323,24 +367,24 @@ void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan) {
   plan.changed_bytes = plan.direct_bytes = length(vertices) * kVertexBytes + length(edges) * kEdgeBytes;
 }
 
-void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool,
-                       GraphAccess access) {
+void fill_mirror_patch_pieces(const RefGraph& graph, const MirrorPlan& plan, std::uint64_t first_piece,
+                              std::uint64_t end_piece, std::byte* buffer, ThreadPool* pool, GraphAccess access,
+                              const std::function<void(const MirrorPlan::Piece&)>& filled) {
+  if (first_piece >= end_piece) return;
+  const std::uint64_t buffer_offset = plan.pieces[first_piece].offset;
   const std::uint64_t* begin = graph.begin_data();
   const std::uint32_t* degree = graph.degree_data();
   const ObjectId* edges = graph.edge_data();
-  auto* words = reinterpret_cast<std::uint32_t*>(buffer);
-  const std::uint64_t begin_headers = headers_offset(plan.layout, MirrorArray::Begin);
-  const std::uint64_t degree_headers = headers_offset(plan.layout, MirrorArray::Degree);
-  const std::uint64_t edge_headers = headers_offset(plan.layout, MirrorArray::Edges);
 
   const bool shared = access == GraphAccess::SharedWithMutator;
   // Entries the mutator may be storing into are read with atomic loads (ref_graph.hpp).
   auto read = [shared]<typename T>(const T* at) {
     return shared ? std::atomic_ref<T>(*const_cast<T*>(at)).load(std::memory_order_relaxed) : *at;
   };
-  // A run: its header (destination word, first value word, word count), then its values.
-  auto put_run = [&](std::byte* header, std::uint64_t destination_word, std::uint64_t& value_word, const auto* from,
-                     std::uint64_t count) {
+  // A run: its header (destination word, first value word, word count), then its values
+  // at `words` (the piece's start) + value_word.
+  auto put_run = [&](std::uint32_t* words, std::byte* header, std::uint64_t destination_word, std::uint64_t& value_word,
+                     const auto* from, std::uint64_t count) {
     const std::uint64_t fields[3] = {destination_word, value_word, count};
     std::memcpy(header, fields, sizeof(fields));
     if (shared) {
@@ -355,37 +399,90 @@ void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte*
     value_word += count;
   };
 
-  write_section_table(plan.layout, buffer);
-  for_each_task(pool, plan.slices.size(), [&](std::uint64_t s) {
-    const MirrorPlan::Slice& slice = plan.slices[s];
-    auto* pair = reinterpret_cast<std::uint32_t*>(buffer + slice.pair_offset);
-    for (ElementRange r : slice.edge_pairs)
+  auto fill_slice = [&](const MirrorPlan::Slice& slice) {
+    const MirrorPlan::Piece& piece = plan.pieces[slice.piece];
+    std::byte* const base = buffer + (piece.offset - buffer_offset);
+    auto* const words = reinterpret_cast<std::uint32_t*>(base);
+    // Scattered entries miss the cache: each loop asks for the entries of the range
+    // kPrefetchRanges ahead, so that many misses are in flight at once.
+    auto* pair = reinterpret_cast<std::uint32_t*>(base + slice.pair_offset);
+    const std::size_t pair_ranges = slice.edge_pairs.size();
+    for (std::size_t i = 0; i < pair_ranges; ++i) {
+      if (i + kPrefetchRanges < pair_ranges) __builtin_prefetch(edges + slice.edge_pairs[i + kPrefetchRanges].begin);
+      const ElementRange r = slice.edge_pairs[i];
       for (std::uint64_t e = r.begin; e < r.end; ++e) {
         *pair++ = static_cast<std::uint32_t>(e - slice.segment_base);
         *pair++ = read(edges + e);
       }
-    std::byte* record = buffer + slice.record_offset;
-    for (ElementRange r : slice.vertex_records)
+    }
+    std::byte* record = base + slice.record_offset;
+    const std::size_t record_ranges = slice.vertex_records.size();
+    for (std::size_t i = 0; i < record_ranges; ++i) {
+      if (i + kPrefetchRanges < record_ranges) {
+        __builtin_prefetch(begin + slice.vertex_records[i + kPrefetchRanges].begin);
+        __builtin_prefetch(degree + slice.vertex_records[i + kPrefetchRanges].begin);
+      }
+      const ElementRange r = slice.vertex_records[i];
       for (std::uint64_t v = r.begin; v < r.end; ++v, record += kRecordBytes) {
         const std::uint32_t head[2] = {static_cast<std::uint32_t>(v), read(degree + v)};
         const std::uint64_t first = read(begin + v);
         std::memcpy(record, head, sizeof(head));
         std::memcpy(record + sizeof(head), &first, sizeof(first));
       }
+    }
+    std::byte* const begin_headers = base + headers_offset(piece.layout, MirrorArray::Begin);
+    std::byte* const degree_headers = base + headers_offset(piece.layout, MirrorArray::Degree);
+    std::byte* const edge_headers = base + headers_offset(piece.layout, MirrorArray::Edges);
     std::uint64_t begin_word = slice.begin_value_word, degree_word = slice.degree_value_word;
     std::uint64_t edge_word = slice.edge_value_word;
     for (std::uint64_t i = 0; i < slice.vertex_runs.size(); ++i) {
+      if (i + kPrefetchRanges < slice.vertex_runs.size()) {
+        __builtin_prefetch(begin + slice.vertex_runs[i + kPrefetchRanges].begin);
+        __builtin_prefetch(degree + slice.vertex_runs[i + kPrefetchRanges].begin);
+      }
       const ElementRange r = slice.vertex_runs[i];
       const std::uint64_t header = (slice.first_vertex_run + i) * kRunHeaderBytes;
-      put_run(buffer + begin_headers + header, 2 * r.begin, begin_word, begin + r.begin, 2 * length(r));
-      put_run(buffer + degree_headers + header, r.begin, degree_word, degree + r.begin, length(r));
+      put_run(words, begin_headers + header, 2 * r.begin, begin_word, begin + r.begin, 2 * length(r));
+      put_run(words, degree_headers + header, r.begin, degree_word, degree + r.begin, length(r));
     }
     for (std::uint64_t i = 0; i < slice.edge_runs.size(); ++i) {
+      if (i + kPrefetchRanges < slice.edge_runs.size()) __builtin_prefetch(edges + slice.edge_runs[i + kPrefetchRanges].begin);
       const ElementRange r = slice.edge_runs[i];
       const std::uint64_t header = (slice.first_edge_run + i) * kRunHeaderBytes;
-      put_run(buffer + edge_headers + header, r.begin, edge_word, edges + r.begin, length(r));
+      put_run(words, edge_headers + header, r.begin, edge_word, edges + r.begin, length(r));
     }
+  };
+
+  for (std::uint64_t p = first_piece; p < end_piece; ++p)
+    write_section_table(plan.pieces[p].layout, buffer + (plan.pieces[p].offset - buffer_offset));
+  // Each piece counts its slices still unwritten; the calling thread hands the pieces
+  // on in order as their counts reach zero (acquiring what the writers released).
+  const std::uint64_t first_slice = plan.pieces[first_piece].first_slice;
+  const std::uint64_t slice_count = plan.pieces[end_piece - 1].end_slice - first_slice;
+  const std::unique_ptr<std::atomic<std::uint64_t>[]> unwritten(new std::atomic<std::uint64_t>[plan.pieces.size()]);
+  for (std::uint64_t p = first_piece; p < end_piece; ++p)
+    unwritten[p].store(plan.pieces[p].end_slice - plan.pieces[p].first_slice, std::memory_order_relaxed);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::uint64_t handed = first_piece;
+  std::exception_ptr failure;
+  auto hand_on_written = [&] {
+    for (; handed < end_piece && unwritten[handed].load(std::memory_order_acquire) == 0; ++handed) {
+      if (!filled || failure) continue;
+      try {
+        filled(plan.pieces[handed]);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
+  };
+  for_each_task(pool, slice_count, [&](std::uint64_t t) {
+    const MirrorPlan::Slice& slice = plan.slices[first_slice + t];
+    fill_slice(slice);
+    unwritten[slice.piece].fetch_sub(1, std::memory_order_release);
+    if (std::this_thread::get_id() == caller) hand_on_written();
   });
+  hand_on_written();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace gcvm

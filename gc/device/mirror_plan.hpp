@@ -14,21 +14,27 @@
 // Runs are cut at slice boundaries; adjacent direct ranges are joined again. Each
 // encoding costs at most twice the bytes of the entries it carries (a pair 8 for 4, a
 // record 16 for 12, a packed run at least 32 bytes of values under its 24-byte header),
-// so a plan sends at most twice its changed bytes plus its patch's section table: a
-// fixed header of MirrorPatchLayout::section_table_bytes(segments) bytes, 88 and 16
-// more per 2^32-slot edge segment that has pairs, so at most 104 for a graph of fewer
-// than 2^32 edges; a plan with nothing to pack sends no patch and no table.
+// so a plan sends at most twice its changed bytes plus a section table per piece of the
+// patch (below): a fixed header of MirrorPatchLayout::section_table_bytes(segments)
+// bytes, 88 and 16 more per 2^32-slot edge segment that has pairs, so at most 104 for a
+// graph of fewer than 2^32 edges; a plan with nothing to pack sends no patch and no table.
 //
-// The patch buffer's layout (MirrorPatchLayout; kernels/common/patch_layout.h describes
-// it and memory_ops.h applies it, in one launch): the section table; the edge pairs of
-// every slice in index order, grouped by segment; the vertex records; the run headers
-// for Begin, Degree and Edges; then the runs' values in the order of their headers.
-// `place` computes where each slice writes, so slices fill disjoint parts of the
-// buffer; fill_mirror_patch writes the table from the layout.
+// Pieces. The patch is cut between slices into pieces of about `piece_bytes` (a slice is
+// never cut; a plan of fewer bytes has one piece), each a patch of its own, one after
+// another in the buffer: fill_mirror_patch hands each piece to its caller as soon as its
+// slices are written, so that it crosses the link and is applied while the next ones
+// are packed (the pieces' slices are taken in index order). A piece's layout
+// (MirrorPatchLayout; kernels/common/patch_layout.h describes it and memory_ops.h
+// applies it, in one launch), with offsets from the piece's start: the section table;
+// the edge pairs of its slices in index order, grouped by segment; the vertex records;
+// the run headers for Begin, Degree and Edges; then the runs' values in the order of
+// their headers. `place` computes where each slice writes, so slices fill disjoint parts
+// of the buffer; fill_mirror_patch writes each piece's table from its layout.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "gc/device/device_backend.hpp"
@@ -49,6 +55,9 @@ struct MirrorPlan {
   /// ones as pairs (8 bytes a slot); vertex runs likewise, against 16-byte records.
   static constexpr std::uint64_t kEdgeRunMin = 8;
   static constexpr std::uint64_t kVertexRunMin = 4;
+  /// The pieces' size: a piece's copy takes about 40 µs at the link's speed, against
+  /// about 5 µs to issue it and its launch.
+  static constexpr std::uint64_t kPieceBytes = std::uint64_t{2} << 20;
 
   /// The packed changes of one slice of the vertex or the edge index space, and where
   /// they go in the patch.
@@ -64,8 +73,10 @@ struct MirrorPlan {
     std::uint64_t record_entries = 0;
     std::uint64_t vertex_run_entries = 0;
     std::uint64_t edge_run_entries = 0;
-    // Placement (filled by the plan): byte offsets of the first pair and record, index
-    // of the first run header of each kind, and 32-bit word of the first run value.
+    // Placement (filled by the plan): the piece it is packed in; from that piece's
+    // start, byte offsets of the first pair and record, index of the first run header
+    // of each kind, and 32-bit word of the first run value.
+    std::uint64_t piece = 0;
     std::uint64_t pair_offset = 0;
     std::uint64_t record_offset = 0;
     std::uint64_t first_vertex_run = 0;
@@ -75,18 +86,29 @@ struct MirrorPlan {
     std::uint64_t edge_value_word = 0;
   };
 
+  /// Consecutive slices whose packed changes form one patch, at `offset` in the buffer.
+  struct Piece {
+    std::uint64_t first_slice = 0;
+    std::uint64_t end_slice = 0;
+    std::uint64_t offset = 0;
+    MirrorPatchLayout layout;  // offsets from the piece's start; layout.bytes: its size
+  };
+
   std::vector<ElementRange> direct[3];  // per MirrorArray, joined where adjacent
   std::vector<Slice> slices;            // vertex slices, then edge slices, in index order; some empty
-  MirrorPatchLayout layout;             // of the packed patch; layout.bytes == patch_bytes
+  std::vector<Piece> pieces;            // of the packed patch, in buffer order; none without a patch
+  std::uint64_t piece_bytes = kPieceBytes;  // kept by reset: the size planning aims at
   std::uint64_t changed_bytes = 0;
   std::uint64_t direct_bytes = 0;
-  std::uint64_t patch_bytes = 0;
+  std::uint64_t patch_bytes = 0;  // the pieces', summed
 
   /// Totals over the slices, in entries.
   std::uint64_t edge_pair_count() const;
   std::uint64_t vertex_record_count() const;
   std::uint64_t edge_run_count() const;
   std::uint64_t vertex_run_count() const;
+  /// The pieces' section tables' bytes, summed.
+  std::uint64_t table_bytes() const;
 
   /// Empties the plan for `slice_count` slices, keeping every vector's capacity.
   void reset(std::uint64_t slice_count);
@@ -119,9 +141,22 @@ void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan);
 /// refresh): then its entries are read with atomic loads.
 enum class GraphAccess { Exclusive, SharedWithMutator };
 
-/// Writes `plan`'s patch into `buffer` (plan.patch_bytes bytes): its section table,
-/// then the packed changes, the slices in parallel on `pool` (may be null).
-void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool,
-                       GraphAccess access = GraphAccess::Exclusive);
+/// Writes pieces [first_piece, end_piece) of `plan`'s patch into `buffer`, which holds
+/// them from the first one's offset on (a piece's bytes go to buffer + piece.offset -
+/// plan.pieces[first_piece].offset): each piece's section table, then the packed
+/// changes, the slices in parallel on `pool` (may be null), taken in index order. Calls
+/// `filled(piece)` on the calling thread for every piece, in order, once the piece is
+/// written: while the slices of later pieces are written where the pool's workers are
+/// still at them, the rest after. An exception from `filled` ends the calls and is
+/// thrown again once every slice is written.
+void fill_mirror_patch_pieces(const RefGraph& graph, const MirrorPlan& plan, std::uint64_t first_piece,
+                              std::uint64_t end_piece, std::byte* buffer, ThreadPool* pool, GraphAccess access,
+                              const std::function<void(const MirrorPlan::Piece&)>& filled);
+/// The whole patch (plan.patch_bytes bytes) into `buffer`, as above.
+inline void fill_mirror_patch(const RefGraph& graph, const MirrorPlan& plan, std::byte* buffer, ThreadPool* pool,
+                              GraphAccess access = GraphAccess::Exclusive,
+                              const std::function<void(const MirrorPlan::Piece&)>& filled = {}) {
+  fill_mirror_patch_pieces(graph, plan, 0, plan.pieces.size(), buffer, pool, access, filled);
+}
 
 }  // namespace gcvm

@@ -251,9 +251,12 @@ class OpenClBackend final : public DeviceBackend {
     return {patch_host_.reserve(context_, queue_, bytes, "the mirror patch"), bytes};
   }
 
-  void apply_patch(const MirrorPatchLayout& layout) override {
+  void apply_patch(const MirrorPatchLayout& layout, std::uint64_t offset) override {
+    // Every piece goes to the device buffer's start: the queue is in order, so a piece's
+    // copy waits for the kernel that applies the one before.
     patch_.reserve(context_, layout.bytes, "the mirror patch");
-    check(clEnqueueWriteBuffer(queue_, patch_.get(), CL_FALSE, 0, layout.bytes, patch_host_.data(), 0, nullptr, nullptr),
+    check(clEnqueueWriteBuffer(queue_, patch_.get(), CL_FALSE, 0, layout.bytes, patch_host_.data() + offset, 0, nullptr,
+                               nullptr),
           "uploading the mirror patch");
     set_args(apply_patch_, begin_.get(), degree_.get(), edges_.get(), patch_.get());
     launch_kernel(apply_patch_, layout.kernel_groups(), "the mirror patch kernel");

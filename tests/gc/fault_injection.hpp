@@ -5,12 +5,16 @@
 // first let a collection through), and the fault fires once: later calls, the next
 // collection's included, go through. The markers take them through their seams
 // (PartitionedBfsMarker's constructor from backends and a communicator; GpuBfsMarker's
-// and GpuDfsMarker's from a backend), so production code has no fault hooks.
+// and GpuDfsMarker's from a backend), so production code has no fault hooks. A
+// FaultyBackend can also claim a smaller page-locked patch buffer than the real one's,
+// so that a sync hands a patch over in parts (gc/device/graph_mirror.cpp).
 #pragma once
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,6 +54,7 @@ class FaultyBackend final : public DeviceBackend {
   FaultyBackend(std::unique_ptr<DeviceBackend> real, Fault fault) : real_(std::move(real)), trigger_(std::move(fault)) {}
   void arm() { trigger_.arm(); }
   bool fired() const { return trigger_.fired(); }
+  void cap_patch_buffer(std::uint64_t bytes) { patch_capacity_ = bytes; }
 
   const DeviceInfo& info() const override { return real_->info(); }
   void make_current() override { real_->make_current(); }
@@ -64,10 +69,14 @@ class FaultyBackend final : public DeviceBackend {
     real_->upload_ranges(array, host, ranges);
   }
   std::span<std::byte> patch_buffer(std::uint64_t bytes) override { return real_->patch_buffer(bytes); }
+  std::uint64_t patch_buffer_capacity() const override {
+    return std::min(patch_capacity_, real_->patch_buffer_capacity());
+  }
+  void want_patch_buffer(std::uint64_t bytes) override { real_->want_patch_buffer(bytes); }
   void grow_patch_buffer() override { real_->grow_patch_buffer(); }
-  void apply_patch(const MirrorPatchLayout& layout) override {
+  void apply_patch(const MirrorPatchLayout& layout, std::uint64_t offset) override {
     trigger_.call("apply_patch");
-    real_->apply_patch(layout);
+    real_->apply_patch(layout, offset);
   }
   void finish_sync() override {
     trigger_.call("finish_sync");
@@ -203,6 +212,7 @@ class FaultyBackend final : public DeviceBackend {
  private:
   std::unique_ptr<DeviceBackend> real_;
   FaultTrigger trigger_;
+  std::uint64_t patch_capacity_ = std::numeric_limits<std::uint64_t>::max();
 };
 
 class FaultyCommunicator final : public Communicator {

@@ -40,6 +40,11 @@ struct HostCopy {
 
   /// Applies a sync of `g` by `plan`, with `patch` as fill_mirror_patch wrote it.
   void apply(const RefGraph& g, const MirrorPlan& plan, const std::vector<std::byte>& patch) {
+    resize_and_copy_direct(g, plan);
+    for (const MirrorPlan::Piece& piece : plan.pieces) apply_piece(patch.data() + piece.offset);
+  }
+
+  void resize_and_copy_direct(const RefGraph& g, const MirrorPlan& plan) {
     begin.resize(g.vertex_count());
     degree.resize(g.vertex_count());
     edges.resize(g.edge_count());
@@ -49,15 +54,19 @@ struct HostCopy {
       std::copy(g.degree_data() + r.begin, g.degree_data() + r.end, degree.begin() + static_cast<std::ptrdiff_t>(r.begin));
     for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)])
       std::copy(g.edge_data() + r.begin, g.edge_data() + r.end, edges.begin() + static_cast<std::ptrdiff_t>(r.begin));
-    // As the kernel does: everything from the patch's own section table.
+  }
+
+  /// Applies one piece of a patch, as the kernel does: everything from the piece's own
+  /// section table, every offset from the piece's start.
+  void apply_piece(const std::byte* patch) {
     auto word = [&](std::uint64_t i) {
       std::uint32_t w;
-      std::memcpy(&w, patch.data() + 4 * i, 4);
+      std::memcpy(&w, patch + 4 * i, 4);
       return w;
     };
     auto field = [&](std::uint64_t i) {
       std::uint64_t f;
-      std::memcpy(&f, patch.data() + 8 * i, 8);
+      std::memcpy(&f, patch + 8 * i, 8);
       return f;
     };
     std::uint64_t pair = 0;
@@ -77,7 +86,7 @@ struct HostCopy {
       std::uint32_t* destination = words(array);
       for (std::uint64_t r = 0; r < field(GCVM_PATCH_RUN_COUNT(a)); ++r) {
         std::uint64_t header[3];
-        std::memcpy(header, patch.data() + 4 * field(GCVM_PATCH_RUN_WORD(a)) + 24 * r, sizeof(header));
+        std::memcpy(header, patch + 4 * field(GCVM_PATCH_RUN_WORD(a)) + 24 * r, sizeof(header));
         for (std::uint64_t k = 0; k < header[2]; ++k) destination[header[0] + k] = word(header[1] + k);
       }
     }
@@ -126,24 +135,70 @@ TEST_CASE("a sync planned and packed on many threads brings a copy of the graph 
 
   std::uint64_t changed_bytes = 0;
   MirrorPlan plan;  // reused, as a mirror reuses it: nothing of one plan may leak into the next
-  for (unsigned threads : {1u, 3u, 8u, 1u}) {
-    CAPTURE(threads);
-    ThreadPool pool(threads);
-    plan_mirror_sync(graph, graph.changes(), synced_vertices, synced_edges, &pool, plan);
-    CHECK(plan.edge_pair_count() > 0);
-    CHECK(plan.vertex_record_count() + plan.vertex_run_count() > 0);
-    CHECK(plan.edge_run_count() > 0);
-    CHECK_FALSE(plan.direct[static_cast<int>(MirrorArray::Edges)].empty());
-    CHECK(plan.layout.table_bytes == MirrorPatchLayout::section_table_bytes(1));
-    CHECK(plan.direct_bytes + plan.patch_bytes <= 2 * plan.changed_bytes + plan.layout.table_bytes);
-    if (threads == 1) changed_bytes = plan.changed_bytes;
-    CHECK(plan.changed_bytes == changed_bytes);  // however the index spaces were cut
-    std::vector<std::byte> patch(plan.patch_bytes);
-    fill_mirror_patch(graph, plan, patch.data(), &pool);
-    HostCopy copy = before;
-    copy.apply(graph, plan, patch);
-    CHECK(copy.equals(graph));
+  // One piece (the patch is smaller than the default size), then pieces of at most 4 KiB
+  // unless one slice has more: many slices, many pieces.
+  for (const std::uint64_t piece_bytes : {MirrorPlan::kPieceBytes, std::uint64_t{4096}}) {
+    for (unsigned threads : {1u, 3u, 8u, 1u}) {
+      CAPTURE(piece_bytes);
+      CAPTURE(threads);
+      ThreadPool pool(threads);
+      plan.piece_bytes = piece_bytes;
+      plan_mirror_sync(graph, graph.changes(), synced_vertices, synced_edges, &pool, plan);
+      CHECK(plan.edge_pair_count() > 0);
+      CHECK(plan.vertex_record_count() + plan.vertex_run_count() > 0);
+      CHECK(plan.edge_run_count() > 0);
+      CHECK_FALSE(plan.direct[static_cast<int>(MirrorArray::Edges)].empty());
+      REQUIRE_FALSE(plan.pieces.empty());
+      if (piece_bytes == MirrorPlan::kPieceBytes) CHECK(plan.pieces.size() == 1);
+      else CHECK(plan.pieces.size() > 4);
+      // A piece's table: 88 bytes, 16 more if it has pairs (in this graph's one segment).
+      CHECK(plan.table_bytes() <= plan.pieces.size() * MirrorPatchLayout::section_table_bytes(1));
+      CHECK(plan.table_bytes() >= plan.pieces.size() * MirrorPatchLayout::section_table_bytes(0));
+      CHECK(plan.direct_bytes + plan.patch_bytes <= 2 * plan.changed_bytes + plan.table_bytes());
+      // The pieces lie one after another, each of whole slices, and cover the patch.
+      std::uint64_t end = 0;
+      for (const MirrorPlan::Piece& piece : plan.pieces) {
+        CHECK(piece.offset == end);
+        CHECK(piece.first_slice < piece.end_slice);
+        end += piece.layout.bytes;
+      }
+      CHECK(end == plan.patch_bytes);
+      if (threads == 1) changed_bytes = plan.changed_bytes;
+      CHECK(plan.changed_bytes == changed_bytes);  // however the index spaces were cut
+      // Each piece is handed on once, in order, when its slices are written: applying
+      // each then (to a copy the plan's direct ranges were copied into) gives the graph.
+      std::vector<std::byte> patch(plan.patch_bytes);
+      HostCopy copy = before;
+      copy.resize_and_copy_direct(graph, plan);
+      std::uint64_t handed = 0;
+      fill_mirror_patch(graph, plan, patch.data(), &pool, GraphAccess::Exclusive, [&](const MirrorPlan::Piece& piece) {
+        CHECK(&piece == &plan.pieces[handed]);
+        ++handed;
+        copy.apply_piece(patch.data() + piece.offset);
+      });
+      CHECK(handed == plan.pieces.size());
+      CHECK(copy.equals(graph));
+      // Filled with no one to hand the pieces to, the whole patch applies the same.
+      std::vector<std::byte> whole(plan.patch_bytes);
+      fill_mirror_patch(graph, plan, whole.data(), &pool);
+      CHECK(whole == patch);
+    }
   }
+  // A failure handing a piece on ends the handing on, and comes out once the patch is written.
+  ThreadPool pool(4);
+  plan.piece_bytes = 4096;
+  plan_mirror_sync(graph, graph.changes(), synced_vertices, synced_edges, &pool, plan);
+  std::vector<std::byte> patch(plan.patch_bytes);
+  int handed = 0;
+  CHECK_THROWS_WITH(fill_mirror_patch(graph, plan, patch.data(), &pool, GraphAccess::Exclusive,
+                                      [&](const MirrorPlan::Piece&) {
+                                        if (++handed == 2) throw DeviceError("the device went away");
+                                      }),
+                    "the device went away");
+  CHECK(handed == 2);
+  std::vector<std::byte> whole(plan.patch_bytes);
+  fill_mirror_patch(graph, plan, whole.data(), nullptr);
+  CHECK(whole == patch);
 }
 
 TEST_CASE("growth added to a refresh takes the growth's change bits and leaves those below it") {
