@@ -209,7 +209,7 @@ MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& cha
   const std::uint64_t vertex_count = std::max(graph.published_vertex_count(), vertices_);
   const std::uint64_t edge_count = std::max(graph.published_edge_count(), edges_);
   MirrorPlan& plan = refresh_plan_;
-  plan_mirror_refresh(changes, vertices_, edges_, plan);
+  plan_mirror_refresh(changes, vertices_, edges_, plan, &stop);
   if (plan.changed_bytes == 0 && vertex_count == vertices_ && edge_count == edges_) return stats;
   if (stop.load(std::memory_order_acquire)) {
     restore_mirror_plan(plan, changes);

@@ -315,8 +315,10 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
   });
 }
 
-void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan) {
+void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan,
+                         const std::atomic<bool>* stop) {
   plan_slices(vertices, edges, nullptr, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
+    if (stop != nullptr && stop->load(std::memory_order_acquire)) return;
     (is_edges ? changes.edges : changes.vertices).take_runs(slice.begin, slice.end, [&](std::uint64_t b, std::uint64_t e) {
       classify(ElementRange{b, e});
     });

@@ -32,6 +32,7 @@
 // of the buffer; fill_mirror_patch writes each piece's table from its layout.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -123,8 +124,12 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
                       ThreadPool* pool, MirrorPlan& plan);
 /// A background refresh's plan (gc/device/mirror_refresher.hpp): the changes of
 /// [0, vertices) and [0, edges), entries the device already holds, taken from `changes`
-/// (ChangeBitmap::take_runs) while the mutator may go on marking; on this thread.
-void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan);
+/// (ChangeBitmap::take_runs) while the mutator may go on marking; on this thread. Once
+/// `stop` (may be null) is raised, the slices not yet planned are skipped, their bits
+/// left where they are: a pause that begins meanwhile waits for one slice at most before
+/// the pass is given up (restore_mirror_plan).
+void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan,
+                         const std::atomic<bool>* stop = nullptr);
 /// Adds to a refresh's `plan` what the graph grew by beyond the entries the device
 /// holds, `vertices` and `edges` (from what the device holds to what the graph has
 /// published, RefGraph::published_vertex_count), as direct ranges: their change bits

@@ -230,3 +230,30 @@ TEST_CASE("growth added to a refresh takes the growth's change bits and leaves t
   CHECK(plan.direct[static_cast<int>(MirrorArray::Begin)].back().begin <= held);
   CHECK(plan.changed_bytes >= (grown_to - held) * (MirrorPlan::kVertexBytes + MirrorPlan::kEdgeBytes));
 }
+
+TEST_CASE("a refresh's plan stops taking changes once a pause raises its stop flag") {
+  RefGraph graph;
+  const std::uint64_t entries = 64 * ChangeBitmap::kIndicesPerChunk;  // several slices
+  REQUIRE(graph.grow_vertices(entries));
+  REQUIRE(graph.reserve_edges(entries));
+  GraphChanges& changes = graph.changes();
+  changes.clear();
+  for (std::uint64_t i = 0; i < entries; i += 3) {
+    changes.vertices.mark(i);
+    changes.edges.mark(i);
+  }
+  const std::uint64_t marked = changes.vertices.count(entries);
+  std::atomic<bool> stop{true};
+  MirrorPlan plan;
+  plan_mirror_refresh(changes, entries, entries, plan, &stop);  // raised before the first slice
+  CHECK(plan.changed_bytes == 0);
+  CHECK(changes.vertices.count(entries) == marked);
+  CHECK(changes.edges.count(entries) == marked);
+  stop = false;
+  plan_mirror_refresh(changes, entries, entries, plan, &stop);
+  CHECK(plan.changed_bytes == marked * (MirrorPlan::kVertexBytes + MirrorPlan::kEdgeBytes));
+  CHECK(changes.vertices.count(entries) == 0);
+  restore_mirror_plan(plan, changes);  // a pass given up leaves the record as it found it
+  CHECK(changes.vertices.count(entries) == marked);
+  CHECK(changes.edges.count(entries) == marked);
+}
