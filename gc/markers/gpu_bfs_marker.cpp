@@ -461,7 +461,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
     if (request == nullptr)
       throw MarkError("gpu-bfs: the device stopped for a CPU fallback in a snapshot mark");
     const Stopwatch fallback_clock;
-    cpu_edges = finish_mark_on_cpu(*request, std::move(pending), out, pending_chunks, pause.chunk_edges);
+    cpu_edges = cpu_finish_.finish(*request, std::move(pending), out, pending_chunks, pause.chunk_edges);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 
@@ -494,6 +494,7 @@ MarkStats GpuBfsMarker::finish_on_device(DeviceBackend& backend, GraphMirror& mi
       {"fallback_objects", static_cast<double>(fallback_objects)},
       {"fallback_chunks", static_cast<double>(fallback_chunks)},
       {"fallback_ms", fallback_ms},
+      {"fallback_threads", fallback_ms > 0 ? static_cast<double>(cpu_finish_.last_threads()) : 0.0},
       {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
       {"mark_download_ms", download_ms},
       {"marks_with_state", marks_read ? 1.0 : 0.0},

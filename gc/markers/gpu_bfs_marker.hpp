@@ -107,6 +107,7 @@
 #include <vector>
 
 #include "gc/device/device_session.hpp"
+#include "gc/markers/cpu_finish.hpp"
 #include "gc/markers/gc_options.hpp"
 #include "gc/markers/head_start.hpp"
 #include "gc/markers/marker.hpp"
@@ -287,6 +288,7 @@ class GpuBfsMarker final : public Marker {
   HeadStart head_start_;                          // the last one's storage
   std::vector<ObjectId> seed_;                    // the head start's frontier, then its scanned objects
   DeviceSession session_;
+  CpuFinish cpu_finish_;  // a fallback's CPU end
 };
 
 }  // namespace gcvm

@@ -221,7 +221,7 @@ MarkStats GpuDfsMarker::finish_on_device(DeviceBackend& backend, const Pause& pa
   const std::size_t fallback_objects = pending.size();
   if (fallback_launch >= 0) {
     const Stopwatch fallback_clock;
-    cpu_edges = finish_mark_on_cpu(*request, std::move(pending), out);
+    cpu_edges = cpu_finish_.finish(*request, std::move(pending), out);
     fallback_ms = fallback_clock.elapsed_ms();
   }
 
@@ -249,6 +249,7 @@ MarkStats GpuDfsMarker::finish_on_device(DeviceBackend& backend, const Pause& pa
       {"fallback_gathers", static_cast<double>(fallback_gathers)},
       {"fallback_gather_ms", gather_ms},
       {"fallback_ms", fallback_ms},
+      {"fallback_threads", fallback_ms > 0 ? static_cast<double>(cpu_finish_.last_threads()) : 0.0},
       {"mark_download_bytes", static_cast<double>(mark_words * sizeof(std::uint32_t))},
       {"mark_download_ms", download_ms},
       {"groups", static_cast<double>(launch.groups)},

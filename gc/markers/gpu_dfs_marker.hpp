@@ -68,6 +68,7 @@
 #include <string>
 
 #include "gc/device/device_session.hpp"
+#include "gc/markers/cpu_finish.hpp"
 #include "gc/markers/gc_options.hpp"
 #include "gc/markers/marker.hpp"
 #include "kernels/common/mark_layout.h"
@@ -136,6 +137,7 @@ class GpuDfsMarker final : public Marker {
 
   GpuDfsMarkerOptions options_;
   DeviceSession session_;
+  CpuFinish cpu_finish_;  // a fallback's CPU end
 };
 
 }  // namespace gcvm

@@ -913,3 +913,23 @@ TEST_CASE("gpu-bfs rejects bad options and devices with one clear message") {
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "auto:1"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarker(GpuBfsMarkerOptions::parse({}, "opencl:99")), DeviceError);
 }
+
+TEST_CASE("gpu-bfs: a fallback that leaves many chains finishes them on every hardware thread, exactly") {
+  // 256 chains: the device stops early (an eager fallback) with about 256 objects
+  // pending, which the CPU finishes with the parallel marker (cpu_finish.hpp).
+  auto built = test::build("lists:256x300");
+  const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    for (const GcOptions& options : {options_of({"queue=async", "fallback=1000:1"}),
+                                     options_of({"queue=levels", "expand=off", "fallback=1000:2"})}) {
+      CAPTURE(device);
+      INFO("options: ", describe(options));
+      GpuBfsMarker gpu(GpuBfsMarkerOptions::parse(options, device));
+      for (int collection = 0; collection < 2; ++collection) {
+        const MarkStats stats = check_same_as_serial(request, gpu);
+        CHECK(stats.detail("fallback_objects").value_or(0) >= static_cast<double>(CpuFinish::kParallelObjects));
+        CHECK(stats.detail("fallback_threads").value_or(0) >= 1.0);
+      }
+    }
+  }
+}

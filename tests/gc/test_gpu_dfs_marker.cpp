@@ -383,3 +383,17 @@ TEST_CASE("gpu-dfs: a named device that does not exist is an error, auto without
   auto built = test::build("rmat:10");
   require_same_as_serial(marker, built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water());
 }
+
+TEST_CASE("gpu-dfs: a fallback that leaves many chains finishes them on every hardware thread, exactly") {
+  auto built = test::build("lists:256x300");
+  for (const std::string& device : all_devices()) {
+    CAPTURE(device);
+    GpuDfsMarker marker(GpuDfsMarkerOptions::parse(options({{"rounds", "4"}, {"fallback", "1000:1"}}), device));
+    require_same_as_serial(marker, built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water());
+    MarkBitmap marks;
+    const MarkStats stats =
+        marker.mark({built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()}, marks);
+    CHECK(detail(stats, "fallback_objects") >= static_cast<double>(CpuFinish::kParallelObjects));
+    CHECK(detail(stats, "fallback_threads") >= 1.0);
+  }
+}

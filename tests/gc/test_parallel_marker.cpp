@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "gc/plans/collector.hpp"
+#include "gc/markers/cpu_finish.hpp"
 #include "gc/markers/mark_checker.hpp"
 #include "gc/markers/parallel_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
@@ -338,5 +339,48 @@ TEST_CASE("parallel marker: a mark completes with whichever threads join it; lat
       require_same_as_serial(built, marker);
     }
     MESSAGE(spec << ": fewest threads that joined a mark: " << fewest << " of " << threads);
+  }
+}
+
+TEST_CASE("a GPU fallback's CPU end marks many pending objects on every thread as one thread does") {
+  // What a device leaves when it stops early: the marks it set, and the marked objects
+  // it did not scan. Here: a serial mark stopped after the first objects of 256 chains.
+  auto built = test::build("lists:256x300");
+  const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+  MarkBitmap expected;
+  const MarkStats full = SerialMarker().mark(request, expected);
+  const RefGraph& graph = built.heap->graph();
+  for (const std::size_t pending_count : {std::size_t{3}, CpuFinish::kParallelObjects, std::size_t{200}}) {
+    CAPTURE(pending_count);
+    MarkBitmap partial;
+    partial.reset(request.block_count);
+    std::vector<ObjectId> pending;
+    std::uint64_t scanned_edges = 0;
+    // The roots and their direct children are marked; the roots scanned, the children pending.
+    for (const ObjectId root : request.roots) {
+      partial.test_and_set(root);
+      for (std::uint32_t i = 0; i < graph.degree(root); ++i) {
+        const ObjectId child = graph.edge_data()[graph.begin(root) + i];
+        if (child == kNullRef) continue;
+        ++scanned_edges;
+        if (partial.test_and_set(child)) pending.push_back(child);
+      }
+    }
+    REQUIRE(pending.size() >= 200);
+    // The rest of the chains behind the first pending_count children: marked, scanned by
+    // the serial marker's finish, so the pending set is exactly pending_count long.
+    MarkBitmap serial_out = partial;
+    std::vector<ObjectId> few(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(pending_count));
+    std::vector<ObjectId> rest(pending.begin() + static_cast<std::ptrdiff_t>(pending_count), pending.end());
+    std::uint64_t rest_edges = finish_mark_on_cpu(request, rest, serial_out);
+    MarkBitmap parallel_out = serial_out;
+    const std::uint64_t serial_edges = finish_mark_on_cpu(request, few, serial_out);
+    CpuFinish finish;
+    const std::uint64_t parallel_edges = finish.finish(request, few, parallel_out);
+    CHECK(parallel_out == serial_out);
+    CHECK(serial_out == expected);
+    CHECK(parallel_edges == serial_edges);
+    CHECK(scanned_edges + rest_edges + serial_edges == full.edges_traversed);
+    if (pending_count < CpuFinish::kParallelObjects) CHECK(finish.last_threads() == 1);
   }
 }
