@@ -3,9 +3,11 @@
 // the change record, on 1, 2, ... up to every hardware thread. Medians of repeated
 // rounds; each round changes the graph the way a mutator that allocates into freed
 // slots does (runs of re-assigned vertices and their initialised edges) plus stores
-// scattered over the whole edge array (rewired references).
+// scattered over the whole edge array (rewired references), plus stores into every
+// other edge slot from the first on (a program nulling every other element of a huge
+// array just before a collection).
 //
-//   bench_mirror_sync [--vertices=N] [--allocated=N] [--scattered=N] [--rounds=R]
+//   bench_mirror_sync [--vertices=N] [--allocated=N] [--scattered=N] [--strided=N] [--rounds=R]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -29,8 +31,10 @@ constexpr std::uint32_t kDegree = 3;
 
 /// A round of mutation: `allocated` objects in runs of consecutive slots (each freed
 /// and allocated again, its edge range taken from the freed ones, its references
-/// set), then `scattered` stores anywhere.
-void mutate(RefGraph& graph, std::uint64_t allocated, std::uint64_t scattered, std::mt19937_64& rng) {
+/// set), then `scattered` stores anywhere, then `strided` stores into every other edge
+/// slot from the first.
+void mutate(RefGraph& graph, std::uint64_t allocated, std::uint64_t scattered, std::uint64_t strided,
+            std::mt19937_64& rng) {
   const std::uint64_t vertices = graph.vertex_count();
   std::uniform_int_distribution<std::uint64_t> any_vertex(0, vertices - 1);
   std::uniform_int_distribution<std::uint64_t> run_length(1, 64);
@@ -49,17 +53,20 @@ void mutate(RefGraph& graph, std::uint64_t allocated, std::uint64_t scattered, s
   }
   std::uniform_int_distribution<std::uint64_t> any_edge(0, graph.edge_count() - 1);
   for (std::uint64_t i = 0; i < scattered; ++i) graph.set_edge(any_edge(rng), static_cast<ObjectId>(any_vertex(rng)));
+  const std::uint64_t strided_end = std::min(2 * strided, graph.edge_count());
+  for (std::uint64_t e = 0; e < strided_end; e += 2) graph.set_edge(e, static_cast<ObjectId>(any_vertex(rng)));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Host side of the device mirror's sync: count, plan, pack, clear"};
-  std::uint64_t vertices = 4'000'000, allocated = 900'000, scattered = 600'000;
+  std::uint64_t vertices = 4'000'000, allocated = 900'000, scattered = 600'000, strided = 0;
   int rounds = 5;
   app.add_option("--vertices", vertices, "Vertices of the graph (degree 3 each)");
   app.add_option("--allocated", allocated, "Objects re-allocated per round, in runs of 1-64 slots");
   app.add_option("--scattered", scattered, "Scattered stores per round");
+  app.add_option("--strided", strided, "Stores per round into every other edge slot from the first");
   app.add_option("--rounds", rounds, "Rounds per thread count (medians)");
   CLI11_PARSE(app, argc, argv);
 
@@ -72,8 +79,8 @@ int main(int argc, char** argv) {
   }
   graph.changes().clear();
 
-  fmt::print("graph: {} vertices, {} edge slots; per round {} objects re-allocated, {} scattered stores\n", vertices,
-             graph.edge_count(), allocated, scattered);
+  fmt::print("graph: {} vertices, {} edge slots; per round {} objects re-allocated, {} scattered stores, {} strided\n",
+             vertices, graph.edge_count(), allocated, scattered, strided);
   fmt::print("{:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}\n", "threads", "changed", "count", "plan",
              "fill", "clear", "total", "patch", "GB/s");
   MirrorPlan plan;
@@ -84,7 +91,7 @@ int main(int argc, char** argv) {
     std::vector<double> count_ms, plan_ms, fill_ms, clear_ms, total_ms;
     std::uint64_t changed = 0, patch_bytes = 0;
     for (int r = 0; r < rounds; ++r) {
-      mutate(graph, allocated, scattered, rng);
+      mutate(graph, allocated, scattered, strided, rng);
       GraphChanges& changes = graph.changes();
       const Stopwatch total;
       Stopwatch step;
