@@ -8,6 +8,18 @@ namespace gcvm {
 
 namespace {
 
+/// Marks the targets of references [e, end) into `out`, adding the newly marked to
+/// `pending`; returns the non-null references.
+std::uint64_t scan_references(const ObjectId* e, const ObjectId* end, std::vector<ObjectId>& pending, MarkBitmap& out) {
+  std::uint64_t traversed = 0;
+  for (; e != end; ++e) {
+    if (*e == kNullRef) continue;
+    ++traversed;
+    if (out.test_and_set(*e)) pending.push_back(*e);
+  }
+  return traversed;
+}
+
 /// Scans the chunks (references [chunk * chunk_edges, +chunk_edges) of marked objects),
 /// marking into `out` and adding what they newly mark to `pending`; returns the
 /// references traversed.
@@ -21,12 +33,7 @@ std::uint64_t scan_chunks(const MarkRequest& request, std::vector<ObjectId>& pen
     const auto v = static_cast<ObjectId>(item >> 32);
     const std::uint64_t first = std::uint64_t{static_cast<std::uint32_t>(item)} * chunk_edges;
     const std::uint64_t last = std::min<std::uint64_t>(first + chunk_edges, degree[v]);
-    for (std::uint64_t i = first; i < last; ++i) {
-      const ObjectId target = edges[begin[v] + i];
-      if (target == kNullRef) continue;
-      ++traversed;
-      if (out.test_and_set(target)) pending.push_back(target);
-    }
+    if (first < last) traversed += scan_references(edges + begin[v] + first, edges + begin[v] + last, pending, out);
   }
   return traversed;
 }
@@ -45,8 +52,7 @@ std::uint64_t CpuFinish::finish(const MarkRequest& request, std::vector<ObjectId
   for (const ObjectId v : pending) premarked_[v / 64] &= ~(std::uint64_t{1} << (v % 64));
   const MarkRequest tail{request.graph, pending, request.block_count, nullptr, premarked_};
   const MarkStats stats = parallel_->mark(tail, out);
-  for (const auto& [name, value] : stats.details)
-    if (name == "threads_joined") last_threads_ = static_cast<unsigned>(value);
+  last_threads_ = static_cast<unsigned>(stats.detail("threads_joined").value_or(1));
   return traversed + stats.edges_traversed;
 }
 
@@ -55,24 +61,11 @@ std::uint64_t finish_mark_on_cpu(const MarkRequest& request, std::vector<ObjectI
   const std::uint64_t* begin = request.graph.begin_data();
   const std::uint32_t* degree = request.graph.degree_data();
   const ObjectId* edges = request.graph.edge_data();
-  std::uint64_t traversed = 0;
-  auto scan = [&](const ObjectId* e, const ObjectId* end) {
-    for (; e != end; ++e) {
-      if (*e == kNullRef) continue;
-      ++traversed;
-      if (out.test_and_set(*e)) pending.push_back(*e);
-    }
-  };
-  for (const std::uint64_t item : chunks) {
-    const auto v = static_cast<ObjectId>(item >> 32);
-    const std::uint64_t first = std::uint64_t{static_cast<std::uint32_t>(item)} * chunk_edges;
-    const std::uint64_t last = std::min<std::uint64_t>(first + chunk_edges, degree[v]);
-    if (first < last) scan(edges + begin[v] + first, edges + begin[v] + last);
-  }
+  std::uint64_t traversed = scan_chunks(request, pending, out, chunks, chunk_edges);
   while (!pending.empty()) {
     const ObjectId v = pending.back();
     pending.pop_back();
-    scan(edges + begin[v], edges + begin[v] + degree[v]);
+    traversed += scan_references(edges + begin[v], edges + begin[v] + degree[v], pending, out);
   }
   return traversed;
 }
