@@ -91,7 +91,7 @@ GraphMirror::GraphMirror(DeviceBackend& backend) : backend_(backend) {}
 
 GraphMirror::~GraphMirror() = default;
 
-MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, SyncEnd end) {
+MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, SyncEnd end, ThreadPool* threads) {
   const Stopwatch clock;
   MirrorSyncStats stats;
   graph.pin_with(backend_.host_pinner());
@@ -110,8 +110,8 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, 
     const std::uint64_t vertices = changes->vertices.count_up_to(kParallelEntries);
     if (vertices >= kParallelEntries ||
         changes->edges.count_up_to(kParallelEntries - vertices) >= kParallelEntries - vertices) {
-      if (!pool_) pool_ = std::make_unique<ThreadPool>(0);
-      pool = pool_.get();
+      if (threads == nullptr && !pool_) pool_ = std::make_unique<ThreadPool>(0);
+      pool = threads != nullptr ? threads : pool_.get();
     }
     plan_mirror_sync(graph, *changes, vertices_, edges_, pool, plan);
     changed_bytes = plan.changed_bytes;

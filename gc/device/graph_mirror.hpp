@@ -27,9 +27,11 @@
 //
 // Who packs. A sync of at least kParallelEntries changed entries (allocation into
 // freed slots changes millions of entries, scattered over the heap) plans and packs on
-// a pool of every hardware thread, which the mirror creates at its first such sync and
-// keeps; smaller syncs run on the caller's thread, where waking the pool would cost more
-// than it saves. Whether that many changed is counted chunk by chunk, stopping there
+// a pool of threads: the caller's when it gives one (a pause's: the Collector's sweep
+// pool, so that the pause's CPU work has one pool of threads), else a pool of every
+// hardware thread, which the mirror creates at its first such sync and keeps; smaller
+// syncs run on the caller's thread, where waking a pool would cost more than it saves.
+// Whether that many changed is counted chunk by chunk, stopping there
 // (ChangeBitmap::count_up_to).
 //
 // A sync uploads everything when the mirror is empty, when it last synced a different
@@ -113,8 +115,11 @@ class GraphMirror {
   ~GraphMirror();
 
   /// Brings the device copy up to date with `graph`. `changes` is the graph's change
-  /// record (cleared here), or null when unknown.
-  MirrorSyncStats sync(const RefGraph& graph, GraphChanges* changes, SyncEnd end = SyncEnd::Wait);
+  /// record (cleared here), or null when unknown. A sync of kParallelEntries changed
+  /// entries or more plans and packs on `threads` when given (a pool the pause keeps,
+  /// MarkRequest::host_pool), else on the mirror's own.
+  MirrorSyncStats sync(const RefGraph& graph, GraphChanges* changes, SyncEnd end = SyncEnd::Wait,
+                       ThreadPool* threads = nullptr);
 
   /// Outside the pause, on the refreshing thread (mirror_refresher.hpp), while the
   /// mutator goes on storing into `graph`: sends the changes of the entries the device

@@ -51,7 +51,8 @@ std::uint64_t CpuFinish::finish(const MarkRequest& request, std::vector<ObjectId
   premarked_.assign(out.words().begin(), out.words().end());
   for (const ObjectId v : pending) premarked_[v / 64] &= ~(std::uint64_t{1} << (v % 64));
   const MarkRequest tail{request.graph, pending, request.block_count, nullptr, premarked_};
-  const MarkStats stats = parallel_->mark(tail, out);
+  const MarkStats stats =
+      request.host_pool != nullptr ? parallel_->mark_on(*request.host_pool, tail, out) : parallel_->mark(tail, out);
   last_threads_ = static_cast<unsigned>(stats.detail("threads_joined").value_or(1));
   return traversed + stats.edges_traversed;
 }

@@ -7,8 +7,8 @@
 // calling thread, then the pending objects with a serial depth-first mark, or, when
 // many are pending (a heap of many parallel chains, whose every level is too narrow
 // for the device: 256 lists of 10,000 objects took 8 ms on one thread of the H200
-// host, where the parallel marker takes 1.6), with the parallel marker on a pool of
-// every hardware thread (CpuFinish).
+// host, where the parallel marker takes 1.6), with the parallel marker (CpuFinish), on
+// the threads the pause already keeps awake for the sweep when it offers them.
 #pragma once
 
 #include <cstdint>
@@ -35,10 +35,11 @@ std::uint64_t finish_mark_on_cpu(const MarkRequest& request, std::vector<ObjectI
                                  std::uint32_t chunk_edges = GCVM_CHUNK_EDGES);
 
 /// A GPU marker's CPU end: finish_mark_on_cpu's work, with the pending objects marked
-/// on a ParallelMarker of every hardware thread (its threads created with the
-/// CpuFinish, outside any pause) when at least kParallelObjects are pending; fewer (a chain or two: more threads
-/// would not help it, and their claims cost more per object) stay on the caller's
-/// thread. The pending objects' bits are cleared in the parallel mark's premarked copy
+/// by a ParallelMarker when at least kParallelObjects are pending: on the request's
+/// host_pool when it has one (the Collector's sweep pool, polling since the device got
+/// the mark), else on a pool of every hardware thread made with the CpuFinish, outside
+/// any pause. Fewer (a chain or two: more threads would not help it, and their claims
+/// cost more per object) stay on the caller's thread. The pending objects' bits are cleared in the parallel mark's premarked copy
 /// of the marks, so that it marks and scans them as roots, each once.
 class CpuFinish {
  public:

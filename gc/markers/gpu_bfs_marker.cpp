@@ -249,7 +249,7 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
                                                   HeadStartHandoff* head) {
   Pause pause;
   const DeviceInfo& info = backend.info();
-  pause.sync = mirror.sync(request.graph, request.changes, SyncEnd::BeforeNextLaunch);
+  pause.sync = mirror.sync(request.graph, request.changes, SyncEnd::BeforeNextLaunch, request.host_pool);
 
   BfsLaunch& launch = pause.launch;
   const bool fallback = allow_fallback && options_.fallback_threshold != 0;

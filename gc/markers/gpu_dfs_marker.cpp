@@ -128,7 +128,7 @@ constexpr std::size_t kNarrowStartRoots = 4096;
 GpuDfsMarker::Pause GpuDfsMarker::begin_on_device(DeviceBackend& backend, GraphMirror& mirror,
                                                   const MarkRequest& request) {
   Pause pause;
-  pause.sync = mirror.sync(request.graph, request.changes, SyncEnd::BeforeNextLaunch);
+  pause.sync = mirror.sync(request.graph, request.changes, SyncEnd::BeforeNextLaunch, request.host_pool);
 
   DfsLaunch& launch = pause.launch;
   launch.flags = (options_.checked_atomics ? GCVM_DFS_CHECKED : 0u) | (options_.vector_loads ? GCVM_DFS_VECTOR : 0u) |

@@ -46,6 +46,8 @@
 
 namespace gcvm {
 
+class ThreadPool;
+
 struct MarkRequest {
   const RefGraph& graph;
   std::span<const ObjectId> roots;
@@ -62,6 +64,11 @@ struct MarkRequest {
   /// there, in time the pause's thread would spend waiting anyway); CPU markers and
   /// snapshot marks do not call it. May be empty.
   std::function<void()> on_device_busy = {};
+  /// Threads the caller keeps for the pause's CPU work, which `on_device_busy` wakes
+  /// (the Collector's sweep pool): a device marker runs its CPU end on them
+  /// (cpu_finish.hpp) instead of a pool of its own, whose threads would share the
+  /// cores with these polling ones. Null: the marker's own. CPU markers ignore it.
+  ThreadPool* host_pool = nullptr;
   /// Whether the marker may leave figures it would name in the caller's pause to
   /// MarkStats::later_details, which the caller runs once its pause clock has stopped
   /// (the Collector does; anyone else gets every figure in `details`).
@@ -131,7 +138,6 @@ class MarkError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-class ThreadPool;
 class SnapshotMark;
 class HostGraphCopy;
 

@@ -126,20 +126,24 @@ ParallelMarker::ParallelMarker(ParallelMarkerOptions options) : options_(options
 
 ParallelMarker::~ParallelMarker() = default;
 
-MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
+MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) { return mark_on(pool_, request, out); }
+
+MarkStats ParallelMarker::mark_on(ThreadPool& pool, const MarkRequest& request, MarkBitmap& out) {
   clock_ = Stopwatch();
+  team_pool_ = &pool;
+  while (workers_.size() < pool.size()) workers_.push_back(std::make_unique<Worker>());
+  stats_.assign(pool.size(), MarkThreadStats{});
   out.reset(request.block_count, request.premarked);
   team_.store(0, std::memory_order_relaxed);
   next_root_.store(0, std::memory_order_relaxed);
-  for (auto& s : stats_) s = {};
   prelude_ = {};
   bool alone = false;
-  if (pool_.size() == 1)
+  if (pool.size() == 1)
     run_worker<false>(0, request, out);
   else if ((alone = mark_alone(request, out)))
     stats_[0] = prelude_;
   else
-    pool_.run_arriving([&](unsigned index) { run_worker<true>(index, request, out); });
+    pool.run_arriving([&](unsigned index) { run_worker<true>(index, request, out); });
   for (auto& w : workers_) {
     w->deque.reclaim();
     w->local.clear();
@@ -151,7 +155,7 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   std::uint64_t min_objects = ~0ull, max_objects = 0, min_edges = ~0ull, max_edges = 0;
   double last_first_item = 0;
   const std::uint64_t team = team_.load(std::memory_order_relaxed);
-  const unsigned joined = pool_.size() == 1 || alone ? 1 : static_cast<unsigned>(team_joined(team));
+  const unsigned joined = pool.size() == 1 || alone ? 1 : static_cast<unsigned>(team_joined(team));
   for (const MarkThreadStats& s : stats_) {
     total.objects += s.objects;
     total.edges += s.edges;
@@ -169,7 +173,7 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
   stats.edges_traversed = total.edges;
   stats.mark_ms = clock_.elapsed_ms();
   stats.details = {
-      {"threads", pool_.size()},
+      {"threads", pool.size()},
       {"threads_joined", joined},
       {"chunk", options_.chunk},
       {"items", static_cast<double>(total.items)},
@@ -177,7 +181,7 @@ MarkStats ParallelMarker::mark(const MarkRequest& request, MarkBitmap& out) {
       {"steals", static_cast<double>(total.steals)},
       {"steal_attempts", static_cast<double>(total.steal_attempts)},
       {"prelude_items", static_cast<double>(prelude_.items)},
-      {"pool_woken", pool_.size() > 1 && !alone ? 1.0 : 0.0},
+      {"pool_woken", pool.size() > 1 && !alone ? 1.0 : 0.0},
       {"objects_per_thread_min", static_cast<double>(min_objects)},
       {"objects_per_thread_max", static_cast<double>(max_objects)},
       {"edges_per_thread_min", static_cast<double>(min_edges)},
@@ -382,7 +386,7 @@ void ParallelMarker::run_worker(unsigned index, const MarkRequest& request, Mark
 }
 
 bool ParallelMarker::steal_round(unsigned index, std::uint64_t& rng, MarkThreadStats& s, Item& item) {
-  const unsigned threads = pool_.size();
+  const unsigned threads = team_pool_->size();
   if (threads == 1) return false;
   bool lost = true;
   while (lost) {
@@ -407,7 +411,7 @@ bool ParallelMarker::steal_round(unsigned index, std::uint64_t& rng, MarkThreadS
 }
 
 bool ParallelMarker::others_have_work(unsigned index) const {
-  for (unsigned i = 0; i < pool_.size(); ++i)
+  for (unsigned i = 0; i < team_pool_->size(); ++i)
     if (i != index && !workers_[i]->deque.looks_empty()) return true;
   return false;
 }

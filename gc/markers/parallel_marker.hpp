@@ -110,6 +110,12 @@ class ParallelMarker final : public Marker {
   std::string_view name() const override { return "parallel"; }
   MarkerConstraints constraints() const override { return {.needs_device = false, .uses_threads = true}; }
   MarkStats mark(const MarkRequest& request, MarkBitmap& out) override;
+  /// The same mark on the threads of `pool` instead of the marker's own: a pool another
+  /// phase of the pause keeps awake (a device marker's CPU end runs on the Collector's
+  /// sweep pool, whose threads poll while the device marks; a pool of the marker's own
+  /// beside it would share the cores with those polling threads). The first mark on a
+  /// larger pool than the marker's makes its per-thread work queues.
+  MarkStats mark_on(ThreadPool& pool, const MarkRequest& request, MarkBitmap& out);
   ThreadPool* thread_pool() override { return &pool_; }
 
   unsigned threads() const { return pool_.size(); }
@@ -133,6 +139,7 @@ class ParallelMarker final : public Marker {
 
   ParallelMarkerOptions options_;
   ThreadPool pool_;
+  ThreadPool* team_pool_ = &pool_;  // the pool of the mark in progress (mark_on's, or pool_)
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<MarkThreadStats> stats_;
   MarkThreadStats prelude_;  // what the caller did alone before the pool ran

@@ -136,6 +136,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     request.on_device_busy = [device_pool, microseconds = sweep_pool_wake_microseconds(last_mark_ms_)] {
       device_pool->wake(microseconds);
     };
+  request.host_pool = sweep_pool_.get();
   try {
     stats.mark = marker_->mark(request, marks_);
   } catch (const DeviceError& e) {

@@ -13,9 +13,12 @@
 // it, sweep.hpp) that the collector owns (made with the collector: a pause creates no
 // thread; same heap size bound), which it wakes once the device has the mark's first
 // kernels (MarkRequest::on_device_busy, ThreadPool::wake), so that its threads are
-// awake when the device's mark comes back and do not compete with the mirror's sync
+// awake when the device's mark comes back and do not poll through the mirror's sync
 // before it; else, and for the serial marker, serially. The policy only picks the
-// threads: both sweeps leave the same heap.
+// threads: both sweeps leave the same heap. The same pool is the device marker's for
+// the rest of the pause's CPU work (MarkRequest::host_pool): a large sync's planning
+// and packing, and the CPU end of a fallback, so that no second pool's threads share
+// the cores with its polling ones.
 //
 // On a generational heap (gc/heap/generations.hpp) a collection is young or full. A young
 // one marks from the roots plus the remembered set's young targets with every mature

@@ -930,6 +930,17 @@ TEST_CASE("gpu-bfs: a fallback that leaves many chains finishes them on every ha
         CHECK(stats.detail("fallback_objects").value_or(0) >= static_cast<double>(CpuFinish::kParallelObjects));
         CHECK(stats.detail("fallback_threads").value_or(0) >= 1.0);
       }
+      // In a Collector's pause, on its sweep pool (MarkRequest::host_pool); --verify
+      // compares with the serial marker. A collection frees nothing here (every chain
+      // is rooted), so the heap stays the same for the next.
+      auto collected = test::build("lists:256x300");
+      Collector collector(*collected.heap, std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(options, device)),
+                          /*verify=*/true);
+      for (int collection = 0; collection < 2; ++collection) {
+        const CollectionStats stats = collector.collect(collected.builder->roots(), "test");
+        CHECK(stats.mark.detail("fallback_objects").value_or(0) >= static_cast<double>(CpuFinish::kParallelObjects));
+        CHECK(stats.mark.detail("fallback_threads").value_or(0) >= 1.0);
+      }
     }
   }
 }

@@ -18,6 +18,7 @@
 #include "gc/device/mirror_plan.hpp"
 #include "gc/device/mirror_refresher.hpp"
 #include "gc/device/device_registry.hpp"
+#include "gc/heap/sweep.hpp"
 #include "gc/util/thread_pool.hpp"
 #include "gc/markers/gpu_bfs_marker.hpp"
 #include "gc/markers/gpu_dfs_marker.hpp"
@@ -288,8 +289,8 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
       CHECK(detail(scattered, "sync_full") == 0);
       CHECK(detail(scattered, "sync_threads") == 1);
 
-      // Three times kParallelEntries isolated changes: planned and packed on the mirror's
-      // pool, a patch of several pieces. The objects they store were reachable only
+      // Three times kParallelEntries isolated changes: planned and packed on the pause's
+      // pool (the Collector's sweep pool, MarkRequest::host_pool), a patch of several pieces. The objects they store were reachable only
       // from `keep` before, which is dropped: a piece not applied leaves them unmarked.
       const std::uint64_t slots = 6 * GraphMirror::kParallelEntries;
       const ObjectId wide = f.heap.allocate_ref_array(slots);
@@ -304,7 +305,7 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
       check_bound(many);
       CHECK(detail(many, "sync_full") == 0);
       CHECK(detail(many, "sync_changed_bytes") >= 3 * GraphMirror::kParallelEntries * 4);
-      CHECK(detail(many, "sync_threads") == ThreadPool::resolve(0));
+      CHECK(detail(many, "sync_threads") == sleeping_sweep_pool_threads(ThreadPool::resolve(0)));
       CHECK(detail(many, "sync_patch_pieces") >= 2);
       CHECK(detail(many, "sync_patch_bytes") > MirrorPlan::kPieceBytes);
     }

@@ -375,12 +375,22 @@ TEST_CASE("a GPU fallback's CPU end marks many pending objects on every thread a
     std::uint64_t rest_edges = finish_mark_on_cpu(request, rest, serial_out);
     MarkBitmap parallel_out = serial_out;
     const std::uint64_t serial_edges = finish_mark_on_cpu(request, few, serial_out);
+    MarkBitmap pooled_out = parallel_out;
     CpuFinish finish;
     const std::uint64_t parallel_edges = finish.finish(request, few, parallel_out);
     CHECK(parallel_out == serial_out);
     CHECK(serial_out == expected);
     CHECK(parallel_edges == serial_edges);
     CHECK(scanned_edges + rest_edges + serial_edges == full.edges_traversed);
+    if (pending_count < CpuFinish::kParallelObjects) CHECK(finish.last_threads() == 1);
+    // On threads the caller offers (the Collector's sweep pool), more than the finish's
+    // own pool has: the same marks and count.
+    ThreadPool offered(ThreadPool::resolve(0) + 3);
+    MarkRequest with_pool = request;
+    with_pool.host_pool = &offered;
+    CHECK(finish.finish(with_pool, few, pooled_out) == serial_edges);
+    CHECK(pooled_out == serial_out);
+    CHECK(finish.last_threads() <= offered.size());
     if (pending_count < CpuFinish::kParallelObjects) CHECK(finish.last_threads() == 1);
   }
 }
