@@ -230,6 +230,8 @@ class CudaBackend final : public DeviceBackend {
                                   launch.wide_threshold,
                                   launch.fallback_threshold,
                                   launch.fallback_min_level,
+                                  launch.deep_fallback_threshold,
+                                  launch.deep_fallback_level,
                                   launch.expand_batches,
                                   launch.groups};
     check(cuda::launch_bfs_level(args, stream()), "launching the BFS level kernel");
@@ -263,6 +265,8 @@ class CudaBackend final : public DeviceBackend {
                                      launch.wide_threshold,
                                      launch.fallback_threshold,
                                      launch.fallback_min_level,
+                                     launch.deep_fallback_threshold,
+                                     launch.deep_fallback_level,
                                      launch.expand_batches};
     check(cuda::launch_bfs_levels_together(args, launch.groups, stream_), "launching the BFS levels in one launch");
     marks_counted_ = true;

@@ -62,6 +62,10 @@ struct BfsLaunch {
   std::uint32_t wide_threshold = 16;
   std::uint32_t fallback_threshold = 20;
   std::uint32_t fallback_min_level = 5;
+  /// Levels mode: from level deep_fallback_level on, a level narrower than this (and no
+  /// wider than the one before) also hands the rest to the CPU (0 = only the threshold above).
+  std::uint32_t deep_fallback_threshold = 0;
+  std::uint32_t deep_fallback_level = 0;
   std::uint32_t expand_batches = 0;  // levels mode: local expansion (bfs_mark.h), 0 = off
   std::uint32_t narrow_rounds = 64;  // async mode: narrow rounds in a row before the CPU takes over
   std::uint32_t groups = 0;  // work groups per level kernel, or of the async launch

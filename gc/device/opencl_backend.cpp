@@ -288,7 +288,8 @@ class OpenClBackend final : public DeviceBackend {
   void launch_bfs_level(std::uint32_t level, const BfsLaunch& l) override {
     set_args(level_, begin_.get(), degree_.get(), edges_.get(), marks_.get(), queues_[level % 2].get(),
              queues_[(level + 1) % 2].get(), state_and_roots_.get(), chunks_.get(), chunk_capacity_, level, l.flags,
-             l.wide_threshold, l.fallback_threshold, l.fallback_min_level, l.expand_batches);
+             l.wide_threshold, l.fallback_threshold, l.fallback_min_level, l.deep_fallback_threshold,
+             l.deep_fallback_level, l.expand_batches);
     launch_kernel(level_, l.groups, "the BFS level kernel");
   }
 

@@ -21,7 +21,7 @@ namespace {
 
 constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
-    "fallback=<threshold>:<min-levels-or-rounds>|off, sms=all|<n>|split, levels-per-check=auto|<n>, "
+    "fallback=<threshold>:<min-levels-or-rounds>|off, deep-fallback=<threshold>:<level>|off, sms=all|<n>|split, levels-per-check=auto|<n>, "
     "refresh=on|off|<10..10000000 microseconds>, refresh-wait=auto|poll|sleep, claim=checked|direct, "
     "expand=<batches>|off, frontier=auto|queue|bitmap|<objects>, head-start=<objects>|off, "
     "level-barrier=auto|launch|grid, shares=auto|on|off, share-batches=<1..4>";
@@ -62,6 +62,15 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
       o.fallback_threshold = parse_count(option, std::string_view(option.value).substr(0, colon), 1);
       o.fallback_min_levels = parse_count(option, std::string_view(option.value).substr(colon + 1), 0);
       o.narrow_rounds = o.fallback_min_levels;
+    } else if (option.key == "deep-fallback") {
+      if (option.value == "off") {
+        o.deep_fallback_threshold = 0;
+        continue;
+      }
+      const auto colon = option.value.find(':');
+      if (colon == std::string::npos) reject_gc_option("gpu-bfs", option, kAccepted);
+      o.deep_fallback_threshold = parse_count(option, std::string_view(option.value).substr(0, colon), 1);
+      o.deep_fallback_level = parse_count(option, std::string_view(option.value).substr(colon + 1), 1);
     } else if (option.key == "sms") {
       o.split = option.value == "split";
       o.sms = option.value == "all" || o.split ? 0 : parse_count(option, option.value, 1);
@@ -259,6 +268,8 @@ GpuBfsMarker::Pause GpuBfsMarker::begin_on_device(DeviceBackend& backend, GraphM
   launch.wide_threshold = options_.wide_threshold;
   launch.fallback_threshold = options_.fallback_threshold;
   launch.fallback_min_level = options_.fallback_min_levels;
+  launch.deep_fallback_threshold = options_.deep_fallback_threshold;
+  launch.deep_fallback_level = options_.deep_fallback_level;
   launch.narrow_rounds = options_.narrow_rounds;
   pause.async = schedule == Schedule::Async;
   pause.levels_together = !pause.async && !options_.split &&

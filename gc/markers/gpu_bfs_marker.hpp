@@ -40,6 +40,17 @@
 //                              before (the queue dropped); async mode, once a group has done
 //                              `min` rounds in a row with fewer than `threshold` items
 //                              pending (a chain being walked one object a round)
+//   deep-fallback=<threshold>:<level>|off
+//                              levels mode, with fallback: from level `level` on, the
+//                              CPU also takes over once a level has fewer than
+//                              `threshold` objects and no more than the level before
+//                              (a heap still that narrow that deep, such as many long
+//                              lists side by side, costs the device a level's barrier,
+//                              about 7 µs on the H200, per object of each list, where
+//                              the CPU's threads walk a list each); in contrast to
+//                              Maas's fallback, which looks at the width alone. Levels
+//                              count as fallback's `min` counts them: a launch's
+//                              (several BFS levels when a launch expands locally)
 //   sms=all|<n>|split          all compute units share each level's queue, or only n;
 //                              split: every work group marks from its own slice of
 //                              the roots with its own queue, no balancing (§5.5's
@@ -89,7 +100,7 @@
 //                              the refresher's thread syncs the mirror, and the device
 //                              begins from the level after them
 // Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
-// (levels), all SMs, refresh on, checked claims, expand 32, frontier auto,
+// (levels), deep-fallback 1024:64, all SMs, refresh on, checked claims, expand 32, frontier auto,
 // head-start 128, level-barrier auto, shares auto, share-batches 2. Objects of
 // more than GCVM_CHUNK_SPLIT references are always split into chunks that every group takes
 // (kernels/common/bfs_mark.h).
@@ -138,6 +149,8 @@ struct GpuBfsMarkerOptions {
   std::uint32_t fallback_threshold = 20;  // 0 = off
   std::uint32_t fallback_min_levels = 5;  // levels mode
   std::uint32_t narrow_rounds = 64;       // async mode (fallback=<threshold>:<min> sets both)
+  std::uint32_t deep_fallback_threshold = 1024;  // levels mode; 0 = off
+  std::uint32_t deep_fallback_level = 64;
   std::uint32_t sms = 0;  // 0 = all
   bool split = false;
   std::uint32_t levels_per_check = 0;  // 0 = auto (the last depth, then doubling)

@@ -26,7 +26,10 @@
  * dropped below a threshold after a minimum number of levels (§5.4: shorter than the
  * threshold and no longer than the level before, so that a frontier still growing
  * from a few roots does not count as a narrow tail), and the host finishes the mark
- * on the CPU.
+ * on the CPU. From level `deep_fallback_level` on the threshold is
+ * `deep_fallback_threshold` when that is larger, in contrast to the paper: a heap still
+ * narrow that deep (many long lists side by side) costs the device a level's barrier
+ * per object of each list, where the CPU's threads walk a list each.
  *
  * Local expansion, in contrast to the paper, whose launch is one level: a group that
  * has run out of the level's queue goes on with the next level of its own part of the
@@ -749,8 +752,9 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
                                 const GCVM_GLOBAL gcvm_u32* in_queue, GCVM_GLOBAL gcvm_u32* out_queue,
                                 GCVM_GLOBAL gcvm_u32* state, GCVM_GLOBAL gcvm_u64* chunk_items,
                                 gcvm_u32 chunk_capacity, gcvm_u32 level, gcvm_u32 flags, gcvm_u32 wide_threshold,
-                                gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level, gcvm_u32 expand_batches,
-                                GCVM_LOCAL struct gcvm_bfs_shared* sh) {
+                                gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level,
+                                gcvm_u32 deep_fallback_threshold, gcvm_u32 deep_fallback_level,
+                                gcvm_u32 expand_batches, GCVM_LOCAL struct gcvm_bfs_shared* sh) {
   const gcvm_u32 slot = level % GCVM_LEVEL_RING;
   const gcvm_u32 next = (level + 1u) % GCVM_LEVEL_RING;
   const gcvm_u32 after = (level + 2u) % GCVM_LEVEL_RING;
@@ -771,7 +775,10 @@ GCVM_DEVICE void gcvm_bfs_level(const GCVM_GLOBAL gcvm_u64* begin, const GCVM_GL
   /* The queue must have dropped below the threshold (§5.4): a level no longer than the
    * one before. A frontier that is narrow because it is still growing (the first
    * levels below one root of a tree) stays on the device. */
-  if (active && (flags & GCVM_BFS_FALLBACK) != 0u && level >= fallback_min_level && count < fallback_threshold &&
+  const gcvm_u32 threshold =
+      level >= deep_fallback_level && deep_fallback_threshold > fallback_threshold ? deep_fallback_threshold
+                                                                                  : fallback_threshold;
+  if (active && (flags & GCVM_BFS_FALLBACK) != 0u && level >= fallback_min_level && count < threshold &&
       count <= previous) {
     if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u) state[GCVM_STATE_FALLBACK_LEVEL] = level;
     active = 0;
@@ -875,7 +882,8 @@ GCVM_DEVICE void gcvm_bfs_levels_together(const GCVM_GLOBAL gcvm_u64* begin, con
                                           GCVM_GLOBAL gcvm_u32* queue1, GCVM_GLOBAL gcvm_u32* state,
                                           GCVM_GLOBAL gcvm_u64* chunk_items, gcvm_u32 chunk_capacity, gcvm_u32 flags,
                                           gcvm_u32 wide_threshold, gcvm_u32 fallback_threshold,
-                                          gcvm_u32 fallback_min_level, gcvm_u32 expand_batches,
+                                          gcvm_u32 fallback_min_level, gcvm_u32 deep_fallback_threshold,
+                                          gcvm_u32 deep_fallback_level, gcvm_u32 expand_batches,
                                           GCVM_LOCAL struct gcvm_bfs_shared* sh, GCVM_LOCAL gcvm_u32* group_total) {
   if (GCVM_GROUP_ID() == 0u && GCVM_LOCAL_ID() == 0u)
     *(GCVM_GLOBAL gcvm_u64*)(state + GCVM_STATE_CLOCK_BEGIN) = GCVM_CLOCK_NS();
@@ -886,7 +894,8 @@ GCVM_DEVICE void gcvm_bfs_levels_together(const GCVM_GLOBAL gcvm_u64* begin, con
     GCVM_GLOBAL gcvm_u32* in_queue = level % 2u == 0u ? queue0 : queue1;
     GCVM_GLOBAL gcvm_u32* out_queue = level % 2u == 0u ? queue1 : queue0;
     gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, chunk_items, chunk_capacity, level, flags,
-                   wide_threshold, fallback_threshold, fallback_min_level, expand_batches, sh);
+                   wide_threshold, fallback_threshold, fallback_min_level, deep_fallback_threshold,
+                   deep_fallback_level, expand_batches, sh);
     GCVM_GRID_BARRIER();
     ++level;
   }

@@ -23,8 +23,8 @@ struct BfsLevelArgs {
   std::uint32_t* out_queue;
   std::uint32_t* state;
   std::uint64_t* chunk_items;
-  std::uint32_t chunk_capacity, level, flags, wide_threshold, fallback_threshold, fallback_min_level, expand_batches,
-      groups;
+  std::uint32_t chunk_capacity, level, flags, wide_threshold, fallback_threshold, fallback_min_level,
+      deep_fallback_threshold, deep_fallback_level, expand_batches, groups;
 };
 
 cudaError_t launch_bfs_level(const BfsLevelArgs& args, cudaStream_t stream);
@@ -66,7 +66,7 @@ struct BfsTogetherArgs {
   std::uint32_t* state;
   std::uint64_t* chunk_items;
   std::uint32_t mark_words, root_count, marked_count, chunk_capacity, flags, wide_threshold, fallback_threshold,
-      fallback_min_level, expand_batches;
+      fallback_min_level, deep_fallback_threshold, deep_fallback_level, expand_batches;
 };
 /// One cooperative launch of `groups` groups, which must all be resident at once (at
 /// most bfs_levels_together_groups_per_sm() a multiprocessor).

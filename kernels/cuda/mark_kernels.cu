@@ -34,10 +34,12 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE, 8)
     bfs_level_kernel(const gcvm_u64* begin, const gcvm_u32* degree, const gcvm_u32* edges, gcvm_u32* marks,
                      const gcvm_u32* in_queue, gcvm_u32* out_queue, gcvm_u32* state, gcvm_u64* chunk_items,
                      gcvm_u32 chunk_capacity, gcvm_u32 level, gcvm_u32 flags, gcvm_u32 wide_threshold,
-                     gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level, gcvm_u32 expand_batches) {
+                     gcvm_u32 fallback_threshold, gcvm_u32 fallback_min_level, gcvm_u32 deep_fallback_threshold,
+                     gcvm_u32 deep_fallback_level, gcvm_u32 expand_batches) {
   __shared__ gcvm_bfs_shared shared;
   gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, chunk_items, chunk_capacity, level, flags,
-                 wide_threshold, fallback_threshold, fallback_min_level, expand_batches, &shared);
+                 wide_threshold, fallback_threshold, fallback_min_level, deep_fallback_threshold, deep_fallback_level,
+                 expand_batches, &shared);
 }
 
 /* A pause's setup steps (launchers.hpp, PauseSetupArgs), each over the whole grid:
@@ -64,7 +66,8 @@ __global__ void __launch_bounds__(GCVM_GROUP_SIZE) bfs_levels_together_kernel(Bf
   gcvm_bfs_levels_together(reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.mark_words,
                            a.roots, a.root_count, a.marked_count, a.queue0, a.queue1, a.state,
                            reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.flags, a.wide_threshold,
-                           a.fallback_threshold, a.fallback_min_level, a.expand_batches, &shared, &group_total);
+                           a.fallback_threshold, a.fallback_min_level, a.deep_fallback_threshold,
+                           a.deep_fallback_level, a.expand_batches, &shared, &group_total);
 }
 
 __global__ void __launch_bounds__(GCVM_GROUP_SIZE)
@@ -136,7 +139,7 @@ cudaError_t launch_bfs_level(const BfsLevelArgs& a, cudaStream_t stream) {
   bfs_level_kernel<<<a.groups, GCVM_GROUP_SIZE, 0, stream>>>(
       reinterpret_cast<const gcvm_u64*>(a.begin), a.degree, a.edges, a.marks, a.in_queue, a.out_queue, a.state,
       reinterpret_cast<gcvm_u64*>(a.chunk_items), a.chunk_capacity, a.level, a.flags, a.wide_threshold,
-      a.fallback_threshold, a.fallback_min_level, a.expand_batches);
+      a.fallback_threshold, a.fallback_min_level, a.deep_fallback_threshold, a.deep_fallback_level, a.expand_batches);
   return cudaGetLastError();
 }
 

@@ -17,10 +17,11 @@ __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_
     __global const ulong* begin, __global const uint* degree, __global const uint* edges, __global uint* marks,
     __global const uint* in_queue, __global uint* out_queue, __global uint* state, __global ulong* chunk_items,
     uint chunk_capacity, uint level, uint flags, uint wide_threshold, uint fallback_threshold,
-    uint fallback_min_level, uint expand_batches) {
+    uint fallback_min_level, uint deep_fallback_threshold, uint deep_fallback_level, uint expand_batches) {
   __local struct gcvm_bfs_shared shared;
   gcvm_bfs_level(begin, degree, edges, marks, in_queue, out_queue, state, chunk_items, chunk_capacity, level, flags,
-                 wide_threshold, fallback_threshold, fallback_min_level, expand_batches, &shared);
+                 wide_threshold, fallback_threshold, fallback_min_level, deep_fallback_threshold, deep_fallback_level,
+                 expand_batches, &shared);
 }
 
 __kernel __attribute__((reqd_work_group_size(GCVM_GROUP_SIZE, 1, 1))) void gcvm_bfs_frontier_kernel(

@@ -63,6 +63,10 @@ std::vector<GcOptions> option_matrix() {
   matrix.push_back(options_of({"queue=levels", "head-start=1"}));
   matrix.push_back(options_of({"queue=levels", "head-start=4", "fallback=20:5", "expand=off"}));
   matrix.push_back(options_of({"queue=levels", "head-start=16", "frontier=bitmap", "fallback=off"}));
+  matrix.push_back(options_of({"queue=levels", "deep-fallback=off"}));
+  matrix.push_back(options_of({"queue=levels", "deep-fallback=64:3", "expand=off"}));
+  matrix.push_back(options_of({"queue=levels", "deep-fallback=100000:2", "level-barrier=launch"}));
+  matrix.push_back(options_of({"queue=levels", "deep-fallback=8:3", "frontier=bitmap", "head-start=off"}));
   matrix.push_back(options_of({"queue=async", "head-start=128"}));
   matrix.push_back(options_of({"sms=split", "head-start=128"}));
   // Every level in one launch (CUDA; OpenCL launches a level at a time) and a launch a
@@ -886,6 +890,12 @@ TEST_CASE("gpu-bfs rejects bad options and devices with one clear message") {
                        doctest::Contains("does not accept --gc-opt offsets=middle"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"wide=0"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"fallback=20"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"deep-fallback=1024"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"deep-fallback=0:64"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"deep-fallback=1024:0"}), "auto"), ConfigError);
+  CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"deep-fallback=on"}), "auto"), ConfigError);
+  CHECK(GpuBfsMarkerOptions::parse(options_of({"deep-fallback=off"}), "auto").deep_fallback_threshold == 0);
+  CHECK(GpuBfsMarkerOptions::parse(options_of({"deep-fallback=500:40"}), "auto").deep_fallback_level == 40);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"levels-per-check=65"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"expand=0"}), "auto"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse(options_of({"expand=many"}), "auto"), ConfigError);
@@ -912,6 +922,31 @@ TEST_CASE("gpu-bfs rejects bad options and devices with one clear message") {
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "cuda:x"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarkerOptions::parse({}, "auto:1"), ConfigError);
   CHECK_THROWS_AS(GpuBfsMarker(GpuBfsMarkerOptions::parse({}, "opencl:99")), DeviceError);
+}
+
+TEST_CASE("gpu-bfs: levels that stay narrow deep into the heap go to the CPU at the deep fallback's level") {
+  // 256 lists of 300: every level holds 256 objects, far above fallback's 20, so only
+  // the deep fallback stops the device: at its level, with a list's worth per list left.
+  auto built = test::build("lists:256x300");
+  const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    for (const char* barrier : {"level-barrier=launch", "level-barrier=auto"}) {
+      CAPTURE(device);
+      CAPTURE(barrier);
+      GpuBfsMarker deep(GpuBfsMarkerOptions::parse(
+          options_of({"queue=levels", "head-start=off", "expand=off", "deep-fallback=1024:40", barrier}), device));
+      const MarkStats stats = check_same_as_serial(request, deep);
+      CHECK(stats.detail("fallback_level") == 40.0);
+      CHECK(stats.detail("fallback_objects").value_or(0) >= 256.0);
+      GpuBfsMarker off(GpuBfsMarkerOptions::parse(
+          options_of({"queue=levels", "head-start=off", "expand=off", "deep-fallback=off", barrier}), device));
+      CHECK(check_same_as_serial(request, off).detail("fallback_level") == -1.0);
+      // Narrower than the levels: the device goes on to the end.
+      GpuBfsMarker narrow(GpuBfsMarkerOptions::parse(
+          options_of({"queue=levels", "head-start=off", "expand=off", "deep-fallback=200:40", barrier}), device));
+      CHECK(check_same_as_serial(request, narrow).detail("fallback_level") == -1.0);
+    }
+  }
 }
 
 TEST_CASE("gpu-bfs: a fallback that leaves many chains finishes them on every hardware thread, exactly") {
