@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <thread>
+#include <tuple>
 
 #include "gc/markers/cpu_finish.hpp"
 #include "gc/markers/snapshot_mark.hpp"
@@ -38,6 +39,14 @@ std::uint32_t parse_count(const GcOption& option, std::string_view text, std::ui
   return *value;
 }
 
+/// `<first>:<second>`, first >= 1 and second >= `min_second` (fallback=, deep-fallback=).
+std::pair<std::uint32_t, std::uint32_t> parse_pair(const GcOption& option, std::uint32_t min_second) {
+  const auto colon = option.value.find(':');
+  if (colon == std::string::npos) reject_gc_option("gpu-bfs", option, kAccepted);
+  return {parse_count(option, std::string_view(option.value).substr(0, colon), 1),
+          parse_count(option, std::string_view(option.value).substr(colon + 1), min_second)};
+}
+
 }  // namespace
 
 GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const std::string& device) {
@@ -57,20 +66,14 @@ GpuBfsMarkerOptions GpuBfsMarkerOptions::parse(const GcOptions& options, const s
         o.fallback_threshold = 0;
         continue;
       }
-      const auto colon = option.value.find(':');
-      if (colon == std::string::npos) reject_gc_option("gpu-bfs", option, kAccepted);
-      o.fallback_threshold = parse_count(option, std::string_view(option.value).substr(0, colon), 1);
-      o.fallback_min_levels = parse_count(option, std::string_view(option.value).substr(colon + 1), 0);
+      std::tie(o.fallback_threshold, o.fallback_min_levels) = parse_pair(option, 0);
       o.narrow_rounds = o.fallback_min_levels;
     } else if (option.key == "deep-fallback") {
       if (option.value == "off") {
         o.deep_fallback_threshold = 0;
         continue;
       }
-      const auto colon = option.value.find(':');
-      if (colon == std::string::npos) reject_gc_option("gpu-bfs", option, kAccepted);
-      o.deep_fallback_threshold = parse_count(option, std::string_view(option.value).substr(0, colon), 1);
-      o.deep_fallback_level = parse_count(option, std::string_view(option.value).substr(colon + 1), 1);
+      std::tie(o.deep_fallback_threshold, o.deep_fallback_level) = parse_pair(option, 1);
     } else if (option.key == "sms") {
       o.split = option.value == "split";
       o.sms = option.value == "all" || o.split ? 0 : parse_count(option, option.value, 1);
