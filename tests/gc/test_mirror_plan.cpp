@@ -256,4 +256,22 @@ TEST_CASE("a refresh's plan stops taking changes once a pause raises its stop fl
   restore_mirror_plan(plan, changes);  // a pass given up leaves the record as it found it
   CHECK(changes.vertices.count(entries) == marked);
   CHECK(changes.edges.count(entries) == marked);
+
+  // Raised while a slice is being planned (by another thread, at any moment): whatever
+  // was taken is in the plan, the rest still marked, and restoring gives the record back.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::atomic<bool> racing{false};
+    std::thread raiser([&] {
+      for (int spin = 0; spin < attempt * 50; ++spin) std::this_thread::yield();
+      racing.store(true, std::memory_order_release);
+    });
+    plan_mirror_refresh(changes, entries, entries, plan, &racing);
+    raiser.join();
+    const std::uint64_t vertices_left = changes.vertices.count(entries), edges_left = changes.edges.count(entries);
+    CHECK(plan.changed_bytes ==
+          (marked - vertices_left) * MirrorPlan::kVertexBytes + (marked - edges_left) * MirrorPlan::kEdgeBytes);
+    restore_mirror_plan(plan, changes);
+    CHECK(changes.vertices.count(entries) == marked);
+    CHECK(changes.edges.count(entries) == marked);
+  }
 }
