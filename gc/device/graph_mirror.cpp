@@ -209,9 +209,12 @@ MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& cha
   const std::uint64_t vertex_count = std::max(graph.published_vertex_count(), vertices_);
   const std::uint64_t edge_count = std::max(graph.published_edge_count(), edges_);
   MirrorPlan& plan = refresh_plan_;
-  plan_mirror_refresh(changes, vertices_, edges_, plan, &stop);
+  const bool whole = plan_mirror_refresh(changes, vertices_, edges_, plan, &stop);
   if (plan.changed_bytes == 0 && vertex_count == vertices_ && edge_count == edges_) return stats;
-  if (stop.load(std::memory_order_acquire)) {
+  // A pause began: a plan cut short, or one the pause would pack on threads, is given
+  // up; a whole plan the pause would pack on one thread anyway is sent, which costs the
+  // pause less than restoring it and planning it again.
+  if (stop.load(std::memory_order_acquire) && (!whole || plan.changed_bytes >= kParallelEntries * kEdgeBytes)) {
     restore_mirror_plan(plan, changes);
     stats.given_up = 1;
     return stats;

@@ -126,7 +126,9 @@ class GraphMirror {
   /// already holds, taking them from `changes` (ChangeBitmap::take_runs), so that the
   /// next `sync` in a pause finds little left. Does nothing unless the mirror is synced
   /// with `graph` and its record. When `stop` is raised before anything was sent, it
-  /// gives the pass up and marks its changes again. On a device error the mirror
+  /// gives the pass up and marks its changes again, unless the pass planned everything
+  /// and that is less than a sync would plan and pack on threads (kParallelEntries
+  /// changed entries): such a pass is sent, the pause waiting for it. On a device error the mirror
   /// forgets what it holds (the next sync uploads everything) and the error propagates.
   /// Never concurrently with `sync`.
   MirrorRefreshStats refresh(const RefGraph& graph, GraphChanges& changes, const std::atomic<bool>& stop);

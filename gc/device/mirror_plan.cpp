@@ -320,15 +320,19 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
   });
 }
 
-void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan,
+bool plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan,
                          const std::atomic<bool>* stop) {
+  bool whole = true;
   plan_slices(vertices, edges, nullptr, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
     ChangeBitmap& bits = is_edges ? changes.edges : changes.vertices;
     // Taken a step at a time, the runs that meet at a step's end joined again, so that
     // the plan is the one a whole slice's take gives.
     ElementRange open{0, 0};
     for (std::uint64_t from = slice.begin; from < slice.end; from += kStopCheckEntries) {
-      if (stop != nullptr && stop->load(std::memory_order_acquire)) break;
+      if (stop != nullptr && stop->load(std::memory_order_acquire)) {
+        whole = false;
+        break;
+      }
       bits.take_runs(from, std::min(from + kStopCheckEntries, slice.end), [&](std::uint64_t b, std::uint64_t e) {
         if (length(open) != 0 && open.end == b) {
           open.end = e;
@@ -340,6 +344,7 @@ void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uin
     }
     if (length(open) != 0) classify(open);
   });
+  return whole;
 }
 
 void add_mirror_growth(GraphChanges& changes, ElementRange vertices, ElementRange edges, MirrorPlan& plan) {
@@ -360,9 +365,25 @@ void add_mirror_growth(GraphChanges& changes, ElementRange vertices, ElementRang
 }
 
 void restore_mirror_plan(const MirrorPlan& plan, GraphChanges& changes) {
+  // A word of bits at a time: a pass given up may hold hundreds of thousands of isolated
+  // entries, several to a word, and the pause waits for their restoring.
   auto mark = [](ChangeBitmap& bits, const std::vector<ElementRange>& ranges) {
+    std::uint64_t word = 0, pending = 0;
     for (ElementRange r : ranges)
-      for (std::uint64_t i = r.begin; i < r.end; ++i) bits.mark(i);
+      for (std::uint64_t i = r.begin; i < r.end;) {
+        const std::uint64_t w = i / 64;
+        const std::uint64_t last = std::min(r.end, (w + 1) * 64);
+        const std::uint64_t span = last - i;
+        const std::uint64_t run = (span == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << span) - 1) << (i % 64);
+        if (w != word && pending != 0) {
+          bits.mark_word(word, pending);
+          pending = 0;
+        }
+        word = w;
+        pending |= run;
+        i = last;
+      }
+    if (pending != 0) bits.mark_word(word, pending);
   };
   mark(changes.vertices, plan.direct[static_cast<int>(MirrorArray::Begin)]);
   mark(changes.edges, plan.direct[static_cast<int>(MirrorArray::Edges)]);

@@ -128,8 +128,9 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
 /// `stop` (may be null) is raised, what is not yet planned is skipped, its bits left
 /// where they are (the flag is read before every 16,384 entries of a slice): a pause
 /// that begins meanwhile waits for one such step at most before the pass is given up
-/// (restore_mirror_plan).
-void plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan,
+/// (restore_mirror_plan). Returns whether it planned everything (the flag was not seen
+/// raised).
+bool plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan,
                          const std::atomic<bool>* stop = nullptr);
 /// Adds to a refresh's `plan` what the graph grew by beyond the entries the device
 /// holds, `vertices` and `edges` (from what the device holds to what the graph has

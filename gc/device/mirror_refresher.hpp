@@ -21,7 +21,9 @@
 // which the device marker calls at the start of every pause before it touches the
 // mirror. `stop` waits for a pass in flight; a pass that has not sent anything yet
 // gives up instead (its bits are marked again), so the pause waits at most for one
-// pass's upload (a pass that found growth sends it even then). A device error on the thread ends refreshing; `stop` rethrows it, so
+// pass's upload (a pass that found growth sends it even then, and so does one that
+// planned everything and less than the pause would pack on threads: the pause would
+// plan it again on one thread). A device error on the thread ends refreshing; `stop` rethrows it, so
 // the marker handles it as any device error of its own.
 //
 // The pause's device work on this thread (`stop_and_run`): a stop-the-world mark stops

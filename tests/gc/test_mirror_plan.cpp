@@ -245,12 +245,12 @@ TEST_CASE("a refresh's plan stops taking changes once a pause raises its stop fl
   const std::uint64_t marked = changes.vertices.count(entries);
   std::atomic<bool> stop{true};
   MirrorPlan plan;
-  plan_mirror_refresh(changes, entries, entries, plan, &stop);  // raised before the first slice
+  CHECK_FALSE(plan_mirror_refresh(changes, entries, entries, plan, &stop));  // raised before the first slice
   CHECK(plan.changed_bytes == 0);
   CHECK(changes.vertices.count(entries) == marked);
   CHECK(changes.edges.count(entries) == marked);
   stop = false;
-  plan_mirror_refresh(changes, entries, entries, plan, &stop);
+  CHECK(plan_mirror_refresh(changes, entries, entries, plan, &stop));  // planned whole
   CHECK(plan.changed_bytes == marked * (MirrorPlan::kVertexBytes + MirrorPlan::kEdgeBytes));
   CHECK(changes.vertices.count(entries) == 0);
   restore_mirror_plan(plan, changes);  // a pass given up leaves the record as it found it
@@ -265,13 +265,56 @@ TEST_CASE("a refresh's plan stops taking changes once a pause raises its stop fl
       for (int spin = 0; spin < attempt * 50; ++spin) std::this_thread::yield();
       racing.store(true, std::memory_order_release);
     });
-    plan_mirror_refresh(changes, entries, entries, plan, &racing);
+    const bool whole = plan_mirror_refresh(changes, entries, entries, plan, &racing);
     raiser.join();
     const std::uint64_t vertices_left = changes.vertices.count(entries), edges_left = changes.edges.count(entries);
+    if (whole) CHECK(vertices_left + edges_left == 0);  // planned whole: every bit taken
     CHECK(plan.changed_bytes ==
           (marked - vertices_left) * MirrorPlan::kVertexBytes + (marked - edges_left) * MirrorPlan::kEdgeBytes);
     restore_mirror_plan(plan, changes);
     CHECK(changes.vertices.count(entries) == marked);
     CHECK(changes.edges.count(entries) == marked);
   }
+  // Restored bit for bit: every third entry, nothing else.
+  for (const ChangeBitmap* bits : {&changes.vertices, &changes.edges}) {
+    std::uint64_t next = 0;
+    bool exact = true;
+    bits->for_each_run(0, entries, [&](std::uint64_t b, std::uint64_t e) {
+      exact = exact && b == next && e == b + 1;
+      next = b + 3;
+    });
+    CHECK(exact);
+    CHECK(next >= entries);
+  }
+}
+
+TEST_CASE("a refresh plan given up restores the change record bit for bit, runs and isolated entries alike") {
+  RefGraph graph;
+  const std::uint64_t entries = 48 * ChangeBitmap::kIndicesPerChunk;
+  REQUIRE(graph.grow_vertices(entries));
+  REQUIRE(graph.reserve_edges(entries));
+  GraphChanges& changes = graph.changes();
+  changes.clear();
+  std::mt19937_64 rng(7);
+  for (std::uint64_t i = 0; i < entries;) {
+    const std::uint64_t length = 1 + rng() % (rng() % 4 == 0 ? 300 : 3);  // long runs now and then
+    for (std::uint64_t k = i; k < std::min(entries, i + length); ++k) {
+      changes.edges.mark(k);
+      if (k % 2 == 1) changes.vertices.mark(k);  // the vertices' runs cut into single entries
+    }
+    i += length + 1 + rng() % 70;
+  }
+  auto runs_of = [&](const ChangeBitmap& bits) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+    bits.for_each_run(0, entries, [&](std::uint64_t b, std::uint64_t e) { runs.emplace_back(b, e); });
+    return runs;
+  };
+  const auto vertices_before = runs_of(changes.vertices), edges_before = runs_of(changes.edges);
+  REQUIRE(edges_before.size() > 1000);
+  MirrorPlan plan;
+  plan_mirror_refresh(changes, entries, entries, plan);
+  CHECK(changes.edges.count(entries) == 0);
+  restore_mirror_plan(plan, changes);
+  CHECK(runs_of(changes.vertices) == vertices_before);
+  CHECK(runs_of(changes.edges) == edges_before);
 }
