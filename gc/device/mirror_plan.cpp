@@ -27,11 +27,6 @@ constexpr std::uint64_t kMinSliceEntries = std::uint64_t{1} << 16;
 constexpr std::uint64_t kMaxSliceEntries = std::uint64_t{1} << 20;
 static_assert(kMaxSliceEntries <= kSegmentSlots, "a slice lies in one 2^32-edge segment");
 constexpr std::uint64_t kSlicesPerThread = 8;
-/// A refresh's plan looks at the pause's stop flag before every this many entries (four
-/// change-bitmap chunks): a slice of isolated changes takes about 16 ns an entry to
-/// plan (2 ms for a slice of 2^18 entries with every other one changed, which a pause
-/// waited for on the H200), a step this long at most 0.13 ms.
-constexpr std::uint64_t kStopCheckEntries = 4 * ChangeBitmap::kIndicesPerChunk;
 /// How far ahead the patch's fill asks for the entries of the ranges it packs.
 constexpr std::size_t kPrefetchRanges = 64;
 
@@ -324,25 +319,13 @@ bool plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uin
                          const std::atomic<bool>* stop) {
   bool whole = true;
   plan_slices(vertices, edges, nullptr, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
-    ChangeBitmap& bits = is_edges ? changes.edges : changes.vertices;
-    // Taken a step at a time, the runs that meet at a step's end joined again, so that
-    // the plan is the one a whole slice's take gives.
-    ElementRange open{0, 0};
-    for (std::uint64_t from = slice.begin; from < slice.end; from += kStopCheckEntries) {
-      if (stop != nullptr && stop->load(std::memory_order_acquire)) {
-        whole = false;
-        break;
-      }
-      bits.take_runs(from, std::min(from + kStopCheckEntries, slice.end), [&](std::uint64_t b, std::uint64_t e) {
-        if (length(open) != 0 && open.end == b) {
-          open.end = e;
-          return;
-        }
-        if (length(open) != 0) classify(open);
-        open = {b, e};
-      });
+    if (stop != nullptr && stop->load(std::memory_order_acquire)) {
+      whole = false;
+      return;
     }
-    if (length(open) != 0) classify(open);
+    (is_edges ? changes.edges : changes.vertices).take_runs(slice.begin, slice.end, [&](std::uint64_t b, std::uint64_t e) {
+      classify(ElementRange{b, e});
+    });
   });
   return whole;
 }

@@ -125,11 +125,12 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
 /// A background refresh's plan (gc/device/mirror_refresher.hpp): the changes of
 /// [0, vertices) and [0, edges), entries the device already holds, taken from `changes`
 /// (ChangeBitmap::take_runs) while the mutator may go on marking; on this thread. Once
-/// `stop` (may be null) is raised, what is not yet planned is skipped, its bits left
-/// where they are (the flag is read before every 16,384 entries of a slice): a pause
-/// that begins meanwhile waits for one such step at most before the pass is given up
-/// (restore_mirror_plan). Returns whether it planned everything (the flag was not seen
-/// raised).
+/// `stop` (may be null) is raised, the slices not yet planned are skipped, their bits
+/// left where they are: a pause that begins meanwhile waits for one slice at most before
+/// the pass is given up (restore_mirror_plan). (A flag read more often, every 16,384
+/// entries, was tried: a pass walking so finely kept pace with a burst of stores in
+/// index order and took the whole burst, only to be given up at the pause.) Returns
+/// whether it planned everything (the flag was not seen raised).
 bool plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan,
                          const std::atomic<bool>* stop = nullptr);
 /// Adds to a refresh's `plan` what the graph grew by beyond the entries the device
