@@ -39,8 +39,9 @@ std::uint64_t finish_mark_on_cpu(const MarkRequest& request, std::vector<ObjectI
 /// host_pool when it has one (the Collector's sweep pool, polling since the device got
 /// the mark), else on a pool of every hardware thread made with the CpuFinish, outside
 /// any pause. Fewer (a chain or two: more threads would not help it, and their claims
-/// cost more per object) stay on the caller's thread. The pending objects' bits are cleared in the parallel mark's premarked copy
-/// of the marks, so that it marks and scans them as roots, each once.
+/// cost more per object) stay on the caller's thread. The pending objects' bits are
+/// cleared in the parallel mark's premarked copy of the marks, so that it marks and
+/// scans them as roots, each once.
 class CpuFinish {
  public:
   static constexpr std::size_t kParallelObjects = 64;

@@ -22,7 +22,8 @@ namespace {
 
 constexpr const char* kAccepted =
     "queue=auto|async|levels, offsets=histogram|prefix, vector=on|off, wide=<threshold>|off, "
-    "fallback=<threshold>:<min-levels-or-rounds>|off, deep-fallback=<threshold>:<level>|off, sms=all|<n>|split, levels-per-check=auto|<n>, "
+    "fallback=<threshold>:<min-levels-or-rounds>|off, deep-fallback=<threshold>:<level>|off, "
+    "sms=all|<n>|split, levels-per-check=auto|<n>, "
     "refresh=on|off|<10..10000000 microseconds>, refresh-wait=auto|poll|sleep, claim=checked|direct, "
     "expand=<batches>|off, frontier=auto|queue|bitmap|<objects>, head-start=<objects>|off, "
     "level-barrier=auto|launch|grid, shares=auto|on|off, share-batches=<1..4>";

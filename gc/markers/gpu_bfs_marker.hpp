@@ -100,8 +100,8 @@
 //                              the refresher's thread syncs the mirror, and the device
 //                              begins from the level after them
 // Defaults: auto, histogram, vector on, wide 16, fallback 20:64 (async) or 20:5
-// (levels), deep-fallback 1024:64, all SMs, refresh on, checked claims, expand 32, frontier auto,
-// head-start 128, level-barrier auto, shares auto, share-batches 2. Objects of
+// (levels), deep-fallback 1024:64, all SMs, refresh on, checked claims, expand 32,
+// frontier auto, head-start 128, level-barrier auto, shares auto, share-batches 2. Objects of
 // more than GCVM_CHUNK_SPLIT references are always split into chunks that every group takes
 // (kernels/common/bfs_mark.h).
 //

@@ -290,8 +290,9 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
       CHECK(detail(scattered, "sync_threads") == 1);
 
       // Three times kParallelEntries isolated changes: planned and packed on the pause's
-      // pool (the Collector's sweep pool, MarkRequest::host_pool), a patch of several pieces. The objects they store were reachable only
-      // from `keep` before, which is dropped: a piece not applied leaves them unmarked.
+      // pool (the Collector's sweep pool, MarkRequest::host_pool), a patch of several
+      // pieces. The objects they store were reachable only from `keep` before, which is
+      // dropped: a piece not applied leaves them unmarked.
       const std::uint64_t slots = 6 * GraphMirror::kParallelEntries;
       const ObjectId wide = f.heap.allocate_ref_array(slots);
       f.roots.push_back(wide);
