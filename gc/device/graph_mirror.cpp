@@ -209,12 +209,13 @@ MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& cha
   const std::uint64_t vertex_count = std::max(graph.published_vertex_count(), vertices_);
   const std::uint64_t edge_count = std::max(graph.published_edge_count(), edges_);
   MirrorPlan& plan = refresh_plan_;
-  const bool whole = plan_mirror_refresh(changes, vertices_, edges_, plan, &stop);
+  const RefreshPlanEnd end = plan_mirror_refresh(changes, vertices_, edges_, plan, &stop, kParallelEntries);
   if (plan.changed_bytes == 0 && vertex_count == vertices_ && edge_count == edges_) return stats;
-  // A pause began: a plan cut short, or one the pause would pack on threads, is given
-  // up; a whole plan the pause would pack on one thread anyway is sent, which costs the
+  // A pause began: a plan the flag cut short, or one the pause would pack on threads, is
+  // given up; one the pause would pack on one thread anyway is sent, which costs the
   // pause less than restoring it and planning it again.
-  if (stop.load(std::memory_order_acquire) && (!whole || plan.changed_bytes >= kParallelEntries * kEdgeBytes)) {
+  if (stop.load(std::memory_order_acquire) &&
+      (end == RefreshPlanEnd::Stopped || plan.changed_bytes >= kParallelEntries * kEdgeBytes)) {
     restore_mirror_plan(plan, changes);
     stats.given_up = 1;
     return stats;

@@ -125,7 +125,8 @@ class GraphMirror {
   /// mutator goes on storing into `graph`: sends the changes of the entries the device
   /// already holds, taking them from `changes` (ChangeBitmap::take_runs), so that the
   /// next `sync` in a pause finds little left. Does nothing unless the mirror is synced
-  /// with `graph` and its record. When `stop` is raised before anything was sent, it
+  /// with `graph` and its record. A pass takes slices until it holds kParallelEntries
+  /// changed entries or more, leaving the rest to the next. When `stop` is raised before anything was sent, it
   /// gives the pass up and marks its changes again, unless the pass planned everything
   /// and that is less than a sync would plan and pack on threads (kParallelEntries
   /// changed entries): such a pass is sent, the pause waiting for it. On a device error the mirror

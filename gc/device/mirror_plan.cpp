@@ -315,19 +315,26 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
   });
 }
 
-bool plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan,
-                         const std::atomic<bool>* stop) {
-  bool whole = true;
+RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
+                                   MirrorPlan& plan, const std::atomic<bool>* stop, std::uint64_t most_entries) {
+  RefreshPlanEnd end = RefreshPlanEnd::Whole;
+  std::uint64_t taken = 0;  // the slices are planned in order, on this thread
   plan_slices(vertices, edges, nullptr, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
+    if (end != RefreshPlanEnd::Whole) return;
     if (stop != nullptr && stop->load(std::memory_order_acquire)) {
-      whole = false;
+      end = RefreshPlanEnd::Stopped;
+      return;
+    }
+    if (taken >= most_entries) {
+      end = RefreshPlanEnd::Enough;
       return;
     }
     (is_edges ? changes.edges : changes.vertices).take_runs(slice.begin, slice.end, [&](std::uint64_t b, std::uint64_t e) {
+      taken += e - b;
       classify(ElementRange{b, e});
     });
   });
-  return whole;
+  return end;
 }
 
 void add_mirror_growth(GraphChanges& changes, ElementRange vertices, ElementRange edges, MirrorPlan& plan) {

@@ -129,10 +129,15 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
 /// left where they are: a pause that begins meanwhile waits for one slice at most before
 /// the pass is given up (restore_mirror_plan). (A flag read more often, every 16,384
 /// entries, was tried: a pass walking so finely kept pace with a burst of stores in
-/// index order and took the whole burst, only to be given up at the pause.) Returns
-/// whether it planned everything (the flag was not seen raised).
-bool plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges, MirrorPlan& plan,
-                         const std::atomic<bool>* stop = nullptr);
+/// index order and took the whole burst, only to be given up at the pause.) Once the
+/// slices planned hold `most_entries` changed entries or more, the rest are skipped
+/// likewise, for the next pass: a pass that takes a burst of stores in parts sends each
+/// part while the program goes on, where one that took it all would be given up by the
+/// next pause and leave all of it to the pause's sync. Says how it ended.
+enum class RefreshPlanEnd { Whole, Enough, Stopped };
+RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
+                                   MirrorPlan& plan, const std::atomic<bool>* stop = nullptr,
+                                   std::uint64_t most_entries = UINT64_MAX);
 /// Adds to a refresh's `plan` what the graph grew by beyond the entries the device
 /// holds, `vertices` and `edges` (from what the device holds to what the graph has
 /// published, RefGraph::published_vertex_count), as direct ranges: their change bits

@@ -245,12 +245,12 @@ TEST_CASE("a refresh's plan stops taking changes once a pause raises its stop fl
   const std::uint64_t marked = changes.vertices.count(entries);
   std::atomic<bool> stop{true};
   MirrorPlan plan;
-  CHECK_FALSE(plan_mirror_refresh(changes, entries, entries, plan, &stop));  // raised before the first slice
+  CHECK(plan_mirror_refresh(changes, entries, entries, plan, &stop) == RefreshPlanEnd::Stopped);  // before any slice
   CHECK(plan.changed_bytes == 0);
   CHECK(changes.vertices.count(entries) == marked);
   CHECK(changes.edges.count(entries) == marked);
   stop = false;
-  CHECK(plan_mirror_refresh(changes, entries, entries, plan, &stop));  // planned whole
+  CHECK(plan_mirror_refresh(changes, entries, entries, plan, &stop) == RefreshPlanEnd::Whole);
   CHECK(plan.changed_bytes == marked * (MirrorPlan::kVertexBytes + MirrorPlan::kEdgeBytes));
   CHECK(changes.vertices.count(entries) == 0);
   restore_mirror_plan(plan, changes);  // a pass given up leaves the record as it found it
@@ -265,7 +265,7 @@ TEST_CASE("a refresh's plan stops taking changes once a pause raises its stop fl
       for (int spin = 0; spin < attempt * 50; ++spin) std::this_thread::yield();
       racing.store(true, std::memory_order_release);
     });
-    const bool whole = plan_mirror_refresh(changes, entries, entries, plan, &racing);
+    const bool whole = plan_mirror_refresh(changes, entries, entries, plan, &racing) == RefreshPlanEnd::Whole;
     raiser.join();
     const std::uint64_t vertices_left = changes.vertices.count(entries), edges_left = changes.edges.count(entries);
     if (whole) CHECK(vertices_left + edges_left == 0);  // planned whole: every bit taken
@@ -317,4 +317,28 @@ TEST_CASE("a refresh plan given up restores the change record bit for bit, runs 
   restore_mirror_plan(plan, changes);
   CHECK(runs_of(changes.vertices) == vertices_before);
   CHECK(runs_of(changes.edges) == edges_before);
+}
+
+TEST_CASE("a refresh plan ends after the slice that reaches its most entries, and the next pass takes the rest") {
+  RefGraph graph;
+  const std::uint64_t entries = 64 * ChangeBitmap::kIndicesPerChunk;  // several slices
+  REQUIRE(graph.grow_vertices(entries));
+  REQUIRE(graph.reserve_edges(entries));
+  GraphChanges& changes = graph.changes();
+  changes.clear();
+  for (std::uint64_t i = 0; i < entries; i += 2) changes.edges.mark(i);
+  const std::uint64_t marked = changes.edges.count(entries);
+  MirrorPlan plan;
+  std::uint64_t passes = 0, taken = 0;
+  for (RefreshPlanEnd end = RefreshPlanEnd::Enough; end == RefreshPlanEnd::Enough; ++passes) {
+    end = plan_mirror_refresh(changes, entries, entries, plan, nullptr, marked / 5);
+    const std::uint64_t this_pass = plan.changed_bytes / MirrorPlan::kEdgeBytes;
+    if (end == RefreshPlanEnd::Enough) CHECK(this_pass >= marked / 5);
+    CHECK(this_pass > 0);
+    taken += this_pass;
+    CHECK(changes.edges.count(entries) == marked - taken);
+    REQUIRE(passes < 20);
+  }
+  CHECK(taken == marked);
+  CHECK(passes >= 2);  // a slice at least a pass: here each of the four slices holds more than the most
 }
