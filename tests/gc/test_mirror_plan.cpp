@@ -100,6 +100,15 @@ struct HostCopy {
   }
 };
 
+/// A bare graph of `entries` vertices and edge slots, every change bit clear: what a
+/// refresh's plan takes from.
+GraphChanges& bare_graph(RefGraph& graph, std::uint64_t entries) {
+  REQUIRE(graph.grow_vertices(entries));
+  REQUIRE(graph.reserve_edges(entries));
+  graph.changes().clear();
+  return graph.changes();
+}
+
 }  // namespace
 
 TEST_CASE("a sync planned and packed on many threads brings a copy of the graph up to date, as one on one thread does") {
@@ -234,10 +243,7 @@ TEST_CASE("growth added to a refresh takes the growth's change bits and leaves t
 TEST_CASE("a refresh's plan stops taking changes once a pause raises its stop flag") {
   RefGraph graph;
   const std::uint64_t entries = 64 * ChangeBitmap::kIndicesPerChunk;  // several slices
-  REQUIRE(graph.grow_vertices(entries));
-  REQUIRE(graph.reserve_edges(entries));
-  GraphChanges& changes = graph.changes();
-  changes.clear();
+  GraphChanges& changes = bare_graph(graph, entries);
   for (std::uint64_t i = 0; i < entries; i += 3) {
     changes.vertices.mark(i);
     changes.edges.mark(i);
@@ -291,10 +297,7 @@ TEST_CASE("a refresh's plan stops taking changes once a pause raises its stop fl
 TEST_CASE("a refresh plan given up restores the change record bit for bit, runs and isolated entries alike") {
   RefGraph graph;
   const std::uint64_t entries = 48 * ChangeBitmap::kIndicesPerChunk;
-  REQUIRE(graph.grow_vertices(entries));
-  REQUIRE(graph.reserve_edges(entries));
-  GraphChanges& changes = graph.changes();
-  changes.clear();
+  GraphChanges& changes = bare_graph(graph, entries);
   std::mt19937_64 rng(7);
   for (std::uint64_t i = 0; i < entries;) {
     const std::uint64_t length = 1 + rng() % (rng() % 4 == 0 ? 300 : 3);  // long runs now and then
@@ -322,10 +325,7 @@ TEST_CASE("a refresh plan given up restores the change record bit for bit, runs 
 TEST_CASE("a refresh plan ends after the slice that reaches its most entries, and the next pass takes the rest") {
   RefGraph graph;
   const std::uint64_t entries = 64 * ChangeBitmap::kIndicesPerChunk;  // several slices
-  REQUIRE(graph.grow_vertices(entries));
-  REQUIRE(graph.reserve_edges(entries));
-  GraphChanges& changes = graph.changes();
-  changes.clear();
+  GraphChanges& changes = bare_graph(graph, entries);
   for (std::uint64_t i = 0; i < entries; i += 2) changes.edges.mark(i);
   const std::uint64_t marked = changes.edges.count(entries);
   MirrorPlan plan;
