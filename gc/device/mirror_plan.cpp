@@ -66,27 +66,75 @@ void for_each_changed_run(const ChangeBitmap& bits, std::uint64_t begin, std::ui
   if (length(open) != 0) classify(open);
 }
 
-/// Sorts the changed runs that `walk` visits by size: direct (into `found.direct`),
-/// packed runs of at least `run_min` entries, and entries packed one by one (`singles`).
-/// The entries of every kind are counted here, on the planning threads, so that placing
-/// the slices costs a step per slice, not per run.
+/// How an index space's changes are encoded (see the header): bytes of an entry by DMA
+/// or in a packed run, of an entry packed on its own, and the packed run's least length
+/// and header bytes (a vertex run has one header for Begin and one for Degree).
+struct Encoding {
+  std::uint64_t entry_bytes;
+  std::uint64_t single_bytes;
+  std::uint64_t run_min;
+  std::uint64_t run_header_bytes;
+};
+constexpr Encoding kVertexEncoding{kVertexBytes, kRecordBytes, MirrorPlan::kVertexRunMin, 2 * kRunHeaderBytes};
+constexpr Encoding kEdgeEncoding{kEdgeBytes, kPairBytes, MirrorPlan::kEdgeRunMin, kRunHeaderBytes};
+
+/// Bytes on the link of `entries` consecutive entries sent as one range.
+constexpr std::uint64_t range_bytes(std::uint64_t entries, const Encoding& encoding) {
+  const std::uint64_t bytes = entries * encoding.entry_bytes;
+  if (bytes >= MirrorPlan::kDirectBytes) return bytes;
+  if (entries >= encoding.run_min) return bytes + encoding.run_header_bytes;
+  return entries * encoding.single_bytes;
+}
+
+/// Plans the changed runs that `walk` visits, in index order. Runs close together are
+/// gathered into clusters whose span is at most twice the entries they changed; a
+/// cluster goes as one range (its unchanged entries with it) when that costs at most
+/// twice its changed bytes, else run by run. Each range is sorted by size: direct (into
+/// `found.direct`), packed runs of at least the encoding's least length, and entries
+/// packed one by one (`singles`). The entries of every kind are counted here, on the
+/// planning threads, so that placing the slices costs a step per slice, not per run.
+/// `taken` (may be null) gets the runs as visited.
 template <typename Walk>
-void plan_slice(Walk&& walk, std::uint64_t entry_bytes, std::uint64_t run_min, std::vector<ElementRange>& runs,
-                std::uint64_t& run_entries, std::vector<ElementRange>& singles, std::uint64_t& single_entries,
+void plan_slice(Walk&& walk, const Encoding& encoding, std::vector<ElementRange>& runs, std::uint64_t& run_entries,
+                std::vector<ElementRange>& singles, std::uint64_t& single_entries, std::vector<ElementRange>* taken,
                 MirrorPlan::Slice& found) {
-  walk([&](ElementRange r) {
-    const std::uint64_t bytes = length(r) * entry_bytes;
-    found.changed_bytes += bytes;
-    if (bytes >= MirrorPlan::kDirectBytes) {
+  auto classify = [&](ElementRange r) {
+    if (length(r) * encoding.entry_bytes >= MirrorPlan::kDirectBytes) {
       found.direct.push_back(r);
-    } else if (length(r) >= run_min) {
+    } else if (length(r) >= encoding.run_min) {
       runs.push_back(r);
       run_entries += length(r);
     } else {
       singles.push_back(r);
       single_entries += length(r);
     }
+  };
+  thread_local std::vector<ElementRange> cluster;  // its runs, kept while it grows
+  cluster.clear();
+  ElementRange span{0, 0};
+  std::uint64_t changed = 0;  // entries of the cluster's runs
+  auto close = [&] {
+    if (cluster.size() == 1 || range_bytes(length(span), encoding) <= 2 * changed * encoding.entry_bytes) {
+      classify(span);
+    } else {
+      for (ElementRange r : cluster) classify(r);
+    }
+    cluster.clear();
+  };
+  walk([&](ElementRange r) {
+    found.changed_bytes += length(r) * encoding.entry_bytes;
+    if (taken != nullptr) taken->push_back(r);
+    if (!cluster.empty() && r.end - span.begin <= 2 * (changed + length(r))) {
+      span.end = r.end;
+    } else {
+      if (!cluster.empty()) close();
+      span = r;
+      changed = 0;
+    }
+    changed += length(r);
+    cluster.push_back(r);
   });
+  if (!cluster.empty()) close();
 }
 
 /// Appends `ranges` to `to`, joining a range that starts where the last one ends.
@@ -253,8 +301,10 @@ void MirrorPlan::reset(std::uint64_t slice_count) {
   for (auto& ranges : direct) ranges.clear();
   slices.resize(slice_count);
   for (Slice& slice : slices) {
-    for (auto* ranges : {&slice.vertex_runs, &slice.vertex_records, &slice.edge_runs, &slice.edge_pairs, &slice.direct})
+    for (auto* ranges : {&slice.vertex_runs, &slice.vertex_records, &slice.edge_runs, &slice.edge_pairs, &slice.direct,
+                         &slice.taken})
       ranges->clear();
+    slice.edges = false;
     slice.changed_bytes = slice.pair_entries = slice.record_entries = 0;
     slice.vertex_run_entries = slice.edge_run_entries = 0;
   }
@@ -267,7 +317,8 @@ namespace {
 /// Cuts [0, vertex_count) and [0, edge_count) into slices and plans each with
 /// `walk(edges, slice, classify)`, which passes the slice's changed runs to classify.
 template <typename Walk>
-void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPool* pool, MirrorPlan& plan, Walk&& walk) {
+void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPool* pool, bool keep_taken,
+                 MirrorPlan& plan, Walk&& walk) {
   const unsigned threads = pool != nullptr ? pool->size() : 1;
   const std::uint64_t vertex_step = slice_entries(vertex_count, threads);
   const std::uint64_t edge_step = slice_entries(edge_count, threads);
@@ -279,14 +330,15 @@ void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPoo
     MirrorPlan::Slice& out = plan.slices[s];
     if (s < vertex_slices) {
       const ElementRange slice{s * vertex_step, std::min((s + 1) * vertex_step, vertex_count)};
-      plan_slice([&](auto&& classify) { walk(false, slice, classify); }, kVertexBytes, MirrorPlan::kVertexRunMin,
-                 out.vertex_runs, out.vertex_run_entries, out.vertex_records, out.record_entries, out);
+      plan_slice([&](auto&& classify) { walk(false, slice, classify); }, kVertexEncoding, out.vertex_runs,
+                 out.vertex_run_entries, out.vertex_records, out.record_entries, keep_taken ? &out.taken : nullptr, out);
     } else {
       const std::uint64_t e = s - vertex_slices;
       const ElementRange slice{e * edge_step, std::min((e + 1) * edge_step, edge_count)};
+      out.edges = true;
       out.segment_base = slice.begin / kSegmentSlots * kSegmentSlots;
-      plan_slice([&](auto&& classify) { walk(true, slice, classify); }, kEdgeBytes, MirrorPlan::kEdgeRunMin,
-                 out.edge_runs, out.edge_run_entries, out.edge_pairs, out.pair_entries, out);
+      plan_slice([&](auto&& classify) { walk(true, slice, classify); }, kEdgeEncoding, out.edge_runs,
+                 out.edge_run_entries, out.edge_pairs, out.pair_entries, keep_taken ? &out.taken : nullptr, out);
     }
   });
 
@@ -309,7 +361,7 @@ void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPoo
 
 void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
                       ThreadPool* pool, MirrorPlan& plan) {
-  plan_slices(graph.vertex_count(), graph.edge_count(), pool, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
+  plan_slices(graph.vertex_count(), graph.edge_count(), pool, false, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
     for_each_changed_run(is_edges ? changes.edges : changes.vertices, slice.begin, slice.end,
                          is_edges ? edges : vertices, classify);
   });
@@ -319,7 +371,7 @@ RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices
                                    MirrorPlan& plan, const std::atomic<bool>* stop, std::uint64_t most_entries) {
   RefreshPlanEnd end = RefreshPlanEnd::Whole;
   std::uint64_t taken = 0;  // the slices are planned in order, on this thread
-  plan_slices(vertices, edges, nullptr, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
+  plan_slices(vertices, edges, nullptr, true, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
     if (end != RefreshPlanEnd::Whole) return;
     if (stop != nullptr && stop->load(std::memory_order_acquire)) {
       end = RefreshPlanEnd::Stopped;
@@ -375,14 +427,7 @@ void restore_mirror_plan(const MirrorPlan& plan, GraphChanges& changes) {
       }
     if (pending != 0) bits.mark_word(word, pending);
   };
-  mark(changes.vertices, plan.direct[static_cast<int>(MirrorArray::Begin)]);
-  mark(changes.edges, plan.direct[static_cast<int>(MirrorArray::Edges)]);
-  for (const MirrorPlan::Slice& slice : plan.slices) {
-    mark(changes.vertices, slice.vertex_runs);
-    mark(changes.vertices, slice.vertex_records);
-    mark(changes.edges, slice.edge_runs);
-    mark(changes.edges, slice.edge_pairs);
-  }
+  for (const MirrorPlan::Slice& slice : plan.slices) mark(slice.edges ? changes.edges : changes.vertices, slice.taken);
 }
 
 void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan) {

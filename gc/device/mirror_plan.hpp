@@ -5,16 +5,24 @@
 // chunks (heapgraph/change_bitmap.hpp), never crossing a 2^32-edge segment (edge pairs
 // hold 32-bit offsets). Each slice is planned, and later packed, on its own, so both
 // steps run on every thread of a pool when many entries changed; with one thread the
-// result is the same plan. Within a slice, each maximal run of changed entries goes
+// result is the same plan. Within a slice, the maximal runs of changed entries are
+// gathered, in index order, into clusters whose span holds at most twice the entries
+// they changed; a cluster is sent as one range, the unchanged entries between its runs
+// with it, when that costs at most twice the bytes its runs changed, and run by run
+// otherwise (a burst of allocation into a heap's freed slots changes about half the
+// entries of long stretches, in short runs: as ranges they cross the link by DMA or as
+// a few long packed runs, where run by run they were packed by the hundred thousand).
+// Each range goes
 //   - by DMA from the host array when it is at least kDirectBytes long;
 //   - else as a packed run (a 24-byte header and its values) when it is at least
 //     kEdgeRunMin edges or kVertexRunMin vertices long;
 //   - else entry by entry: an edge as an (offset, value) pair of 8 bytes, a vertex as a
 //     (vertex, degree, begin) record of 16 bytes.
-// Runs are cut at slice boundaries; adjacent direct ranges are joined again. Each
-// encoding costs at most twice the bytes of the entries it carries (a pair 8 for 4, a
-// record 16 for 12, a packed run at least 32 bytes of values under its 24-byte header),
-// so a plan sends at most twice its changed bytes plus a section table per piece of the
+// Runs are cut at slice boundaries; adjacent direct ranges are joined again. A single
+// run's encoding costs at most twice the bytes of the entries it carries (a pair 8 for
+// 4, a record 16 for 12, a packed run at least 32 bytes of values under its 24-byte
+// header), and so does a cluster's by the rule above, so a plan sends at most twice its
+// changed bytes plus a section table per piece of the
 // patch (below): a fixed header of MirrorPatchLayout::section_table_bytes(segments)
 // bytes, 88 and 16 more per 2^32-slot edge segment that has pairs, so at most 104 for a
 // graph of fewer than 2^32 edges; a plan with nothing to pack sends no patch and no table.
@@ -69,6 +77,8 @@ struct MirrorPlan {
     std::vector<ElementRange> edge_pairs;
     std::uint64_t segment_base = 0;  // of the 2^32-edge segment an edge slice lies in
     std::vector<ElementRange> direct;  // found while planning, before they are joined
+    std::vector<ElementRange> taken;   // a refresh's changed runs, as taken (restore_mirror_plan)
+    bool edges = false;                // a slice of the edge index space
     std::uint64_t changed_bytes = 0;   // likewise
     std::uint64_t pair_entries = 0;    // entries in edge_pairs, vertex_records, vertex_runs, edge_runs
     std::uint64_t record_entries = 0;
@@ -144,8 +154,9 @@ RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices
 /// are taken from the first chunk boundary in them on (the values go whole); the device
 /// arrays must be reserved for them.
 void add_mirror_growth(GraphChanges& changes, ElementRange vertices, ElementRange edges, MirrorPlan& plan);
-/// Marks again in `changes` everything `plan` would have sent: a refresh given up
-/// before it sent its plan leaves the change record as if it had never run.
+/// Marks again in `changes` every change bit a refresh's `plan` took (and not the
+/// unchanged entries it would have sent with them): a refresh given up before it sent
+/// its plan leaves the change record as if it had never run.
 void restore_mirror_plan(const MirrorPlan& plan, GraphChanges& changes);
 /// The whole graph as direct ranges, into `plan` likewise.
 void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan);

@@ -152,7 +152,8 @@ TEST_CASE("one launch applies a patch of edge pairs, vertex records and runs int
     const std::uint64_t synced_vertices = graph.vertex_count(), synced_edges = graph.edge_count();
 
     // Wide vertices are taken in steps of 3 (the one after each may join it in an edge
-    // run, the next stays unchanged) and narrow ones apart, so runs do not merge.
+    // run, the next stays unchanged) and narrow ones far enough apart that the plan does
+    // not send them together as one range (mirror_plan.hpp: clusters).
     ObjectId next_wide = 0, next_narrow = kWide;
     auto wide = [&] { return next_wide += 3; };
     ObjectId tail = 0;  // the chain's end: a wide vertex whose edges have not changed
@@ -170,13 +171,13 @@ TEST_CASE("one launch applies a patch of edge pairs, vertex records and runs int
           graph.record_store(tail + 1, k, k == 0 ? next : 0);
         }
       } else if (hop % 40 == 19) {  // a run of five vertices, one after the other
-        const ObjectId first = next_narrow;
-        next_narrow += 6;
+        const ObjectId first = next_narrow + 4;
+        next_narrow += 13;
         graph.record_store(tail, 0, first);
         for (ObjectId v = first; v < first + 5; ++v) reassign(v, v + 1 < first + 5 ? v + 1 : next);
       } else if (hop % 10 == 3) {  // a vertex record
         const ObjectId single = next_narrow;
-        next_narrow += 2;
+        next_narrow += 3;
         graph.record_store(tail, 0, single);
         reassign(single, next);
       } else {  // an edge pair
@@ -289,18 +290,19 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
       CHECK(detail(scattered, "sync_full") == 0);
       CHECK(detail(scattered, "sync_threads") == 1);
 
-      // Three times kParallelEntries isolated changes: planned and packed on the pause's
-      // pool (the Collector's sweep pool, MarkRequest::host_pool), a patch of several
-      // pieces. The objects they store were reachable only from `keep` before, which is
-      // dropped: a piece not applied leaves them unmarked.
-      const std::uint64_t slots = 6 * GraphMirror::kParallelEntries;
+      // Three times kParallelEntries isolated changes (one slot in three: too sparse to
+      // go as ranges): planned and packed on the pause's pool (the Collector's sweep
+      // pool, MarkRequest::host_pool), a patch of several pieces. The objects they store
+      // were reachable only from `keep` before, which is dropped: a piece not applied
+      // leaves them unmarked.
+      const std::uint64_t slots = 9 * GraphMirror::kParallelEntries;
       const ObjectId wide = f.heap.allocate_ref_array(slots);
       f.roots.push_back(wide);
-      const ObjectId keep = f.heap.allocate_ref_array(slots / 2);
-      for (std::uint64_t i = 0; i < slots / 2; ++i) f.heap.store_element(keep, i, f.heap.allocate(f.node));
+      const ObjectId keep = f.heap.allocate_ref_array(slots / 3);
+      for (std::uint64_t i = 0; i < slots / 3; ++i) f.heap.store_element(keep, i, f.heap.allocate(f.node));
       f.roots.push_back(keep);
       check_bound(f.collect());
-      for (std::uint64_t i = 0; i < slots; i += 2) f.heap.store_element(wide, i, f.heap.load_element(keep, i / 2));
+      for (std::uint64_t i = 0; i < slots; i += 3) f.heap.store_element(wide, i, f.heap.load_element(keep, i / 3));
       f.roots.pop_back();
       const auto many = f.collect();
       check_bound(many);
@@ -332,13 +334,13 @@ TEST_CASE("a patch larger than the page-locked patch buffer goes over in parts o
       const ShapeId node = heap.shapes().intern(4, 1);
       // As the adversarial test's last step, larger: isolated stores of objects that only
       // `keep` held before, so that a part not applied leaves them unmarked.
-      const std::uint64_t slots = 16 * GraphMirror::kParallelEntries;
+      const std::uint64_t slots = 27 * GraphMirror::kParallelEntries;
       const ObjectId wide = heap.allocate_ref_array(slots);
-      const ObjectId keep = heap.allocate_ref_array(slots / 2);
-      for (std::uint64_t i = 0; i < slots / 2; ++i) heap.store_element(keep, i, heap.allocate(node));
+      const ObjectId keep = heap.allocate_ref_array(slots / 3);
+      for (std::uint64_t i = 0; i < slots / 3; ++i) heap.store_element(keep, i, heap.allocate(node));
       std::vector<ObjectId> roots{wide, keep};
       collector.collect(roots, "test");
-      for (std::uint64_t i = 0; i < slots; i += 2) heap.store_element(wide, i, heap.load_element(keep, i / 2));
+      for (std::uint64_t i = 0; i < slots; i += 3) heap.store_element(wide, i, heap.load_element(keep, i / 3));
       roots.pop_back();
       const CollectionStats stats = collector.collect(roots, "test");  // throws VerifyError on any difference
       CHECK(detail(stats, "sync_full") == 0);
@@ -351,7 +353,7 @@ TEST_CASE("a patch larger than the page-locked patch buffer goes over in parts o
         CHECK(detail(stats, "sync_patch_pieces") >= 2);
       }
       check_bound(stats);
-      CHECK(stats.mark.marked_objects >= slots / 2);
+      CHECK(stats.mark.marked_objects >= slots / 3);
     }
   }
 }
