@@ -66,75 +66,83 @@ void for_each_changed_run(const ChangeBitmap& bits, std::uint64_t begin, std::ui
   if (length(open) != 0) classify(open);
 }
 
-/// How an index space's changes are encoded (see the header): bytes of an entry by DMA
-/// or in a packed run, of an entry packed on its own, and the packed run's least length
-/// and header bytes (a vertex run has one header for Begin and one for Degree).
+/// An index space's entries: bytes of one on the link (by DMA or in a packed run), and
+/// the least length of a packed run (see the header).
 struct Encoding {
   std::uint64_t entry_bytes;
-  std::uint64_t single_bytes;
   std::uint64_t run_min;
-  std::uint64_t run_header_bytes;
 };
-constexpr Encoding kVertexEncoding{kVertexBytes, kRecordBytes, MirrorPlan::kVertexRunMin, 2 * kRunHeaderBytes};
-constexpr Encoding kEdgeEncoding{kEdgeBytes, kPairBytes, MirrorPlan::kEdgeRunMin, kRunHeaderBytes};
+constexpr Encoding kVertexEncoding{kVertexBytes, MirrorPlan::kVertexRunMin};
+constexpr Encoding kEdgeEncoding{kEdgeBytes, MirrorPlan::kEdgeRunMin};
 
-/// Bytes on the link of `entries` consecutive entries sent as one range.
-constexpr std::uint64_t range_bytes(std::uint64_t entries, const Encoding& encoding) {
-  const std::uint64_t bytes = entries * encoding.entry_bytes;
-  if (bytes >= MirrorPlan::kDirectBytes) return bytes;
-  if (entries >= encoding.run_min) return bytes + encoding.run_header_bytes;
-  return entries * encoding.single_bytes;
-}
-
-/// Plans the changed runs that `walk` visits, in index order. Runs close together are
-/// gathered into clusters whose span is at most twice the entries they changed; a
-/// cluster goes as one range (its unchanged entries with it) when that costs at most
-/// twice its changed bytes, else run by run. Each range is sorted by size: direct (into
-/// `found.direct`), packed runs of at least the encoding's least length, and entries
-/// packed one by one (`singles`). The entries of every kind are counted here, on the
-/// planning threads, so that placing the slices costs a step per slice, not per run.
-/// `taken` (may be null) gets the runs as visited.
+/// Plans the changed runs that `walk` visits, in index order: each is sorted by size,
+/// direct (into `found.direct`), packed runs of at least the encoding's least length, and
+/// entries packed one by one (`singles`). Runs close together are gathered into clusters
+/// whose span holds at most twice the entries they changed; a cluster of several runs
+/// whose span reaches kDirectBytes goes by DMA as one range instead, the unchanged
+/// entries between its runs with it (at most twice its changed bytes). Its runs are
+/// sorted as they come and taken back when it closes so: a step per cluster, not per
+/// run. The entries of every kind are counted here, on the planning threads, so that
+/// placing the slices costs a step per slice, not per run. `taken` (may be null) gets
+/// the runs as visited.
 template <typename Walk>
 void plan_slice(Walk&& walk, const Encoding& encoding, std::vector<ElementRange>& runs, std::uint64_t& run_entries,
                 std::vector<ElementRange>& singles, std::uint64_t& single_entries, std::vector<ElementRange>* taken,
                 MirrorPlan::Slice& found) {
-  auto classify = [&](ElementRange r) {
-    if (length(r) * encoding.entry_bytes >= MirrorPlan::kDirectBytes) {
-      found.direct.push_back(r);
-    } else if (length(r) >= encoding.run_min) {
-      runs.push_back(r);
-      run_entries += length(r);
-    } else {
-      singles.push_back(r);
-      single_entries += length(r);
-    }
-  };
-  thread_local std::vector<ElementRange> cluster;  // its runs, kept while it grows
-  cluster.clear();
+  enum class Kind { Direct, Run, Single };
+  // The open cluster: its span, the entries its runs changed and how many runs; once it
+  // has two, the slice's lists and counts as they were before its first.
   ElementRange span{0, 0};
-  std::uint64_t changed = 0;  // entries of the cluster's runs
+  std::uint64_t changed = 0, cluster_runs = 0;
+  Kind first_kind = Kind::Single;
+  std::size_t runs_before = 0, singles_before = 0, direct_before = 0;
+  std::uint64_t run_entries_before = 0, single_entries_before = 0;
   auto close = [&] {
-    if (cluster.size() == 1 || range_bytes(length(span), encoding) <= 2 * changed * encoding.entry_bytes) {
-      classify(span);
-    } else {
-      for (ElementRange r : cluster) classify(r);
-    }
-    cluster.clear();
+    const std::uint64_t bytes = length(span) * encoding.entry_bytes;
+    if (bytes < MirrorPlan::kDirectBytes || bytes > 2 * changed * encoding.entry_bytes) return;
+    runs.resize(runs_before);
+    singles.resize(singles_before);
+    found.direct.resize(direct_before);
+    run_entries = run_entries_before;
+    single_entries = single_entries_before;
+    found.direct.push_back(span);
   };
   walk([&](ElementRange r) {
     found.changed_bytes += length(r) * encoding.entry_bytes;
     if (taken != nullptr) taken->push_back(r);
-    if (!cluster.empty() && r.end - span.begin <= 2 * (changed + length(r))) {
+    if (cluster_runs != 0 && r.end - span.begin <= 2 * (changed + length(r))) {
+      if (cluster_runs == 1) {  // the cluster's first run is the last one sorted
+        const std::uint64_t first = changed;
+        runs_before = runs.size() - (first_kind == Kind::Run);
+        singles_before = singles.size() - (first_kind == Kind::Single);
+        direct_before = found.direct.size() - (first_kind == Kind::Direct);
+        run_entries_before = run_entries - (first_kind == Kind::Run ? first : 0);
+        single_entries_before = single_entries - (first_kind == Kind::Single ? first : 0);
+      }
       span.end = r.end;
     } else {
-      if (!cluster.empty()) close();
+      if (cluster_runs >= 2) close();
       span = r;
-      changed = 0;
+      changed = cluster_runs = 0;
     }
     changed += length(r);
-    cluster.push_back(r);
+    ++cluster_runs;
+    Kind kind;
+    if (length(r) * encoding.entry_bytes >= MirrorPlan::kDirectBytes) {
+      found.direct.push_back(r);
+      kind = Kind::Direct;
+    } else if (length(r) >= encoding.run_min) {
+      runs.push_back(r);
+      run_entries += length(r);
+      kind = Kind::Run;
+    } else {
+      singles.push_back(r);
+      single_entries += length(r);
+      kind = Kind::Single;
+    }
+    if (cluster_runs == 1) first_kind = kind;
   });
-  if (!cluster.empty()) close();
+  if (cluster_runs >= 2) close();
 }
 
 /// Appends `ranges` to `to`, joining a range that starts where the last one ends.

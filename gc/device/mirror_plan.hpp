@@ -5,27 +5,28 @@
 // chunks (heapgraph/change_bitmap.hpp), never crossing a 2^32-edge segment (edge pairs
 // hold 32-bit offsets). Each slice is planned, and later packed, on its own, so both
 // steps run on every thread of a pool when many entries changed; with one thread the
-// result is the same plan. Within a slice, the maximal runs of changed entries are
-// gathered, in index order, into clusters whose span holds at most twice the entries
-// they changed; a cluster is sent as one range, the unchanged entries between its runs
-// with it, when that costs at most twice the bytes its runs changed, and run by run
-// otherwise (a burst of allocation into a heap's freed slots changes about half the
-// entries of long stretches, in short runs: as ranges they cross the link by DMA or as
-// a few long packed runs, where run by run they were packed by the hundred thousand).
-// Each range goes
+// result is the same plan. Within a slice, each maximal run of changed entries goes as
+// below; but runs close together are gathered, in index order, into clusters whose span
+// holds at most twice the entries they changed, and a cluster of several runs whose
+// span reaches kDirectBytes goes by DMA as one range, the unchanged entries between its
+// runs with it: a burst of allocation into a heap's freed slots changes about half the
+// entries of long stretches, in short runs, which then cross the link at its speed
+// instead of being packed by the hundred thousand. (Smaller clusters go run by run:
+// packing the unchanged entries between them cost the host more than the headers it
+// saved.) A run goes
 //   - by DMA from the host array when it is at least kDirectBytes long;
 //   - else as a packed run (a 24-byte header and its values) when it is at least
 //     kEdgeRunMin edges or kVertexRunMin vertices long;
 //   - else entry by entry: an edge as an (offset, value) pair of 8 bytes, a vertex as a
 //     (vertex, degree, begin) record of 16 bytes.
-// Runs are cut at slice boundaries; adjacent direct ranges are joined again. A single
-// run's encoding costs at most twice the bytes of the entries it carries (a pair 8 for
-// 4, a record 16 for 12, a packed run at least 32 bytes of values under its 24-byte
-// header), and so does a cluster's by the rule above, so a plan sends at most twice its
-// changed bytes plus a section table per piece of the
-// patch (below): a fixed header of MirrorPatchLayout::section_table_bytes(segments)
-// bytes, 88 and 16 more per 2^32-slot edge segment that has pairs, so at most 104 for a
-// graph of fewer than 2^32 edges; a plan with nothing to pack sends no patch and no table.
+// Runs and clusters are cut at slice boundaries; adjacent direct ranges are joined
+// again. A run's encoding costs at most twice the bytes of the entries it carries (a
+// pair 8 for 4, a record 16 for 12, a packed run at least 32 bytes of values under its
+// 24-byte header), and so does a cluster's range, so a plan sends at most twice its
+// changed bytes plus a section table per piece of the patch (below): a fixed header of
+// MirrorPatchLayout::section_table_bytes(segments) bytes, 88 and 16 more per 2^32-slot
+// edge segment that has pairs, so at most 104 for a graph of fewer than 2^32 edges; a
+// plan with nothing to pack sends no patch and no table.
 //
 // Pieces. The patch is cut between slices into pieces of about `piece_bytes` (a slice is
 // never cut; a plan of fewer bytes has one piece), each a patch of its own, one after

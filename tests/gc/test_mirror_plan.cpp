@@ -322,37 +322,40 @@ TEST_CASE("a refresh plan given up restores the change record bit for bit, runs 
   CHECK(runs_of(changes.edges) == edges_before);
 }
 
-TEST_CASE("changed runs close together go as one range when that costs at most twice their bytes") {
+TEST_CASE("changed runs close together go by DMA as one range when it is large and costs at most twice their bytes") {
   RefGraph graph;
   const std::uint64_t entries = 32 * ChangeBitmap::kIndicesPerChunk;
   GraphChanges& changes = bare_graph(graph, entries);
   const HostCopy before(graph);
   auto store = [&](std::uint64_t e) { graph.set_edge(e, static_cast<ObjectId>(e % 1000 + 1)); };
-  // Every other edge over 40,000: a cluster of half its span, 160 KB as one range by DMA
-  // (a packed run's header would take it past twice the changed bytes).
+  // Every other edge over 40,000: a cluster of half its span, 160 KB, one range by DMA.
   for (std::uint64_t e = 1000; e < 41000; e += 2) store(e);
-  // Every other edge over 300 entries: as above, but below the DMA's least size: pairs.
+  // Every other edge over 300: a cluster below the DMA's least size, run by run: pairs.
   for (std::uint64_t e = 44000; e < 44300; e += 2) store(e);
-  // Two edges in three over 300 entries: one packed run.
-  for (std::uint64_t e = 50000; e < 50300; ++e)
-    if (e % 3 != 2) store(e);
-  // One edge in three over 6,000 entries: too sparse, 2,000 pairs.
+  // Ten runs of ten edges, five apart: packed runs, each on its own.
+  for (std::uint64_t e = 50000; e < 50150; ++e)
+    if ((e - 50000) % 15 < 10) store(e);
+  // One edge in three over 6,000: too sparse for a cluster, 2,000 pairs.
   for (std::uint64_t e = 60000; e < 66000; e += 3) store(e);
-  // Two vertices in three over 300: one run of vertices; then one in three: records.
-  for (ObjectId v = 100; v < 400; ++v)
-    if (v % 3 != 2) graph.assign_vertex(v, v, 1);
+  // Two vertices in three over 9,000 (108 KB): one range of Begin and of Degree by DMA;
+  // one in three over 300: records.
+  for (ObjectId v = 10000; v < 19000; ++v)
+    if ((v - 10000) % 3 != 2) graph.assign_vertex(v, v, 1);
   for (ObjectId v = 1000; v < 1300; v += 3) graph.assign_vertex(v, v, 1);
 
   MirrorPlan plan;
   plan_mirror_sync(graph, changes, entries, entries, nullptr, plan);
-  const std::uint64_t changed_edges = 20000 + 150 + 200 + 2000, changed_vertices = 200 + 100;
+  const std::uint64_t changed_edges = 20000 + 150 + 100 + 2000, changed_vertices = 6000 + 100;
   CHECK(plan.changed_bytes == changed_edges * MirrorPlan::kEdgeBytes + changed_vertices * MirrorPlan::kVertexBytes);
   REQUIRE(plan.direct[static_cast<int>(MirrorArray::Edges)].size() == 1);
   CHECK(plan.direct[static_cast<int>(MirrorArray::Edges)][0] == ElementRange{1000, 40999});
-  CHECK(plan.direct[static_cast<int>(MirrorArray::Begin)].empty());
-  CHECK(plan.edge_run_count() == 1);
+  for (const MirrorArray array : {MirrorArray::Begin, MirrorArray::Degree}) {
+    REQUIRE(plan.direct[static_cast<int>(array)].size() == 1);
+    CHECK(plan.direct[static_cast<int>(array)][0] == ElementRange{10000, 18999});
+  }
+  CHECK(plan.edge_run_count() == 10);
   CHECK(plan.edge_pair_count() == 150 + 2000);
-  CHECK(plan.vertex_run_count() == 1);
+  CHECK(plan.vertex_run_count() == 0);
   CHECK(plan.vertex_record_count() == 100);
   CHECK(plan.direct_bytes + plan.patch_bytes <= 2 * plan.changed_bytes + plan.table_bytes());
   std::vector<std::byte> patch(plan.patch_bytes);
