@@ -103,26 +103,44 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, 
   MirrorPlan& plan = plan_;
   std::uint64_t changed_bytes = full_bytes;  // a mirror with no usable change record: all of it is new
   ThreadPool* pool = nullptr;
+  std::uint64_t streamed_bytes = 0, streamed_ranges = 0;  // direct ranges sent while planning
   if (!full) {
-    // Planning counts the changes on the way, on every thread, so whether a full upload
-    // is cheaper is known only after it: the wasted plan is small beside an upload of
-    // over half of the graph.
     const std::uint64_t vertices = changes->vertices.count_up_to(kParallelEntries);
     if (vertices >= kParallelEntries ||
         changes->edges.count_up_to(kParallelEntries - vertices) >= kParallelEntries - vertices) {
       if (threads == nullptr && !pool_) pool_ = std::make_unique<ThreadPool>(0);
       pool = threads != nullptr ? threads : pool_.get();
     }
-    plan_mirror_sync(graph, *changes, vertices_, edges_, pool, plan);
+    // The device arrays first, so that each slice's direct ranges cross the link as soon
+    // as the slice is planned, while the rest is planned.
+    backend_.reserve_graph(vertex_count, edge_count, vertices_, edges_);
+    plan_mirror_sync(graph, *changes, vertices_, edges_, pool, plan, [&](const MirrorPlan::Slice& slice) {
+      if (slice.direct.empty()) return;
+      if (slice.edges) {
+        backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), slice.direct);
+      } else {
+        backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), slice.direct);
+        backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), slice.direct);
+      }
+      streamed_ranges += slice.direct.size();
+    });
+    streamed_bytes = plan.direct_bytes;
     changed_bytes = plan.changed_bytes;
+    // Planning counts the changes on the way, on every thread, so whether the whole
+    // graph is cheaper is known only after it: then what was not sent yet goes by DMA
+    // too, where the patch would pack over half of the graph.
     full = changed_bytes > full_bytes / 2;
+    if (full) plan_mirror_upload_rest(graph, plan);
+  } else {
+    plan_mirror_upload(graph, plan);
+    backend_.reserve_graph(vertex_count, edge_count, 0, 0);
   }
-  if (full) plan_mirror_upload(graph, plan);
   stats.plan_ms = pack_clock.elapsed_ms();
-  backend_.reserve_graph(vertex_count, edge_count, full ? 0 : vertices_, full ? 0 : edges_);
-  send(graph, plan, pool, GraphAccess::Exclusive, stats);
+  // A plan's direct ranges were sent as it was made; a whole upload's (or its rest) not.
+  send(graph, plan, pool, GraphAccess::Exclusive, stats, /*send_direct=*/full);
   stats.pack_ms = pack_clock.elapsed_ms();
-  stats.waited = end == SyncEnd::Wait || plan.direct_bytes != 0;
+  const std::uint64_t direct_bytes = full ? plan.direct_bytes + streamed_bytes : plan.direct_bytes;
+  stats.waited = end == SyncEnd::Wait || direct_bytes != 0;
   if (stats.waited) backend_.finish_sync();
   if (changes != nullptr) {
     changes->clear();
@@ -134,17 +152,19 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, 
   stats.full = full;
   stats.threads = pool != nullptr ? pool->size() : 1;
   stats.changed_bytes = changed_bytes;
-  stats.direct_bytes = plan.direct_bytes;
+  stats.direct_bytes = direct_bytes;
   stats.patch_bytes = plan.patch_bytes;
-  stats.bytes = plan.direct_bytes + plan.patch_bytes;
-  for (const auto& ranges : plan.direct) stats.direct_ranges += ranges.size();
+  stats.bytes = direct_bytes + plan.patch_bytes;
+  stats.direct_ranges = streamed_ranges;
+  if (full)
+    for (const auto& ranges : plan.direct) stats.direct_ranges += ranges.size();
   stats.pinned_bytes = graph.pinned_bytes();
   stats.ms = clock.elapsed_ms();
   return stats;
 }
 
 void GraphMirror::send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool* pool, GraphAccess access,
-                       MirrorSyncStats& stats) {
+                       MirrorSyncStats& stats, bool send_direct) {
   // The patch goes in parts of whole pieces that fit the backend's page-locked buffer
   // (the whole patch when it fits, or when not even a piece would: then it is staged).
   const std::uint64_t capacity = backend_.patch_buffer_capacity();
@@ -171,9 +191,11 @@ void GraphMirror::send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool
   };
   if (plan.patch_bytes != 0) next_part();
   if (end < plan.pieces.size()) backend_.want_patch_buffer(plan.patch_bytes);
-  backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), plan.direct[static_cast<int>(MirrorArray::Begin)]);
-  backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), plan.direct[static_cast<int>(MirrorArray::Degree)]);
-  backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), plan.direct[static_cast<int>(MirrorArray::Edges)]);
+  if (send_direct) {
+    backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), plan.direct[static_cast<int>(MirrorArray::Begin)]);
+    backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), plan.direct[static_cast<int>(MirrorArray::Degree)]);
+    backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), plan.direct[static_cast<int>(MirrorArray::Edges)]);
+  }
   if (plan.patch_bytes != 0) {
     // Each piece crosses the link as soon as it is written, while the next are packed.
     const Stopwatch fill_clock;
@@ -225,7 +247,7 @@ MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& cha
   try {
     backend_.reserve_graph(vertex_count, edge_count, vertices_, edges_);
     MirrorSyncStats sent;
-    send(graph, plan, nullptr, GraphAccess::SharedWithMutator, sent);
+    send(graph, plan, nullptr, GraphAccess::SharedWithMutator, sent, true);
     backend_.finish_sync();
   } catch (...) {
     graph_ = nullptr;

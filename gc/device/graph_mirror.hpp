@@ -138,10 +138,11 @@ class GraphMirror {
   std::uint64_t edges() const { return edges_; }
 
  private:
-  /// Enqueues what `plan` sends (the direct runs, the patch filled and applied), without
-  /// waiting for it; records the patch's figures and timings in `stats`.
+  /// Enqueues what `plan` sends (the direct runs unless `send_direct` is false: sent while
+  /// planning; the patch filled and applied), without waiting for it; records the
+  /// patch's figures and timings in `stats`.
   void send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool* pool, GraphAccess access,
-            MirrorSyncStats& stats);
+            MirrorSyncStats& stats, bool send_direct);
 
   DeviceBackend& backend_;
   std::unique_ptr<ThreadPool> pool_;  // created by the first sync that needs it

@@ -322,11 +322,47 @@ void MirrorPlan::reset(std::uint64_t slice_count) {
 
 namespace {
 
+/// Runs task(t) for every t < `tasks` on `pool` (may be null), task t belonging to group
+/// group_of(t) (nondecreasing in t, below `groups`), and calls hand_on(g) on the calling
+/// thread for every group in order once its tasks and those of the groups before are
+/// done: between the caller's own tasks while the pool's workers are still at later
+/// ones, the rest after. An exception from hand_on ends the calls and is thrown again
+/// once every task is done.
+template <typename GroupOf, typename Task, typename HandOn>
+void for_each_task_handing_on(ThreadPool* pool, std::uint64_t tasks, std::uint64_t groups, GroupOf&& group_of,
+                              Task&& task, HandOn&& hand_on) {
+  // Each group counts its tasks not yet done; the calling thread hands the groups on in
+  // order as their counts reach zero (acquiring what the tasks released).
+  const std::unique_ptr<std::atomic<std::uint64_t>[]> undone(new std::atomic<std::uint64_t>[groups]);
+  for (std::uint64_t g = 0; g < groups; ++g) undone[g].store(0, std::memory_order_relaxed);
+  for (std::uint64_t t = 0; t < tasks; ++t) undone[group_of(t)].fetch_add(1, std::memory_order_relaxed);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::uint64_t handed = 0;
+  std::exception_ptr failure;
+  auto hand_on_done = [&] {
+    for (; handed < groups && undone[handed].load(std::memory_order_acquire) == 0; ++handed) {
+      if (failure) continue;
+      try {
+        hand_on(handed);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
+  };
+  for_each_task(pool, tasks, [&](std::uint64_t t) {
+    task(t);
+    undone[group_of(t)].fetch_sub(1, std::memory_order_release);
+    if (std::this_thread::get_id() == caller) hand_on_done();
+  });
+  hand_on_done();
+  if (failure) std::rethrow_exception(failure);
+}
+
 /// Cuts [0, vertex_count) and [0, edge_count) into slices and plans each with
 /// `walk(edges, slice, classify)`, which passes the slice's changed runs to classify.
 template <typename Walk>
 void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPool* pool, bool keep_taken,
-                 MirrorPlan& plan, Walk&& walk) {
+                 const std::function<void(const MirrorPlan::Slice&)>& planned, MirrorPlan& plan, Walk&& walk) {
   const unsigned threads = pool != nullptr ? pool->size() : 1;
   const std::uint64_t vertex_step = slice_entries(vertex_count, threads);
   const std::uint64_t edge_step = slice_entries(edge_count, threads);
@@ -334,7 +370,7 @@ void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPoo
   const std::uint64_t edge_slices = (edge_count + edge_step - 1) / edge_step;
 
   plan.reset(vertex_slices + edge_slices);
-  for_each_task(pool, plan.slices.size(), [&](std::uint64_t s) {
+  auto plan_one = [&](std::uint64_t s) {
     MirrorPlan::Slice& out = plan.slices[s];
     if (s < vertex_slices) {
       const ElementRange slice{s * vertex_step, std::min((s + 1) * vertex_step, vertex_count)};
@@ -348,7 +384,14 @@ void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPoo
       plan_slice([&](auto&& classify) { walk(true, slice, classify); }, kEdgeEncoding, out.edge_runs,
                  out.edge_run_entries, out.edge_pairs, out.pair_entries, keep_taken ? &out.taken : nullptr, out);
     }
-  });
+  };
+  if (planned) {
+    for_each_task_handing_on(
+        pool, plan.slices.size(), plan.slices.size(), [](std::uint64_t s) { return s; }, plan_one,
+        [&](std::uint64_t s) { planned(plan.slices[s]); });
+  } else {
+    for_each_task(pool, plan.slices.size(), plan_one);
+  }
 
   for (std::uint64_t s = 0; s < plan.slices.size(); ++s) {
     const MirrorPlan::Slice& slice = plan.slices[s];
@@ -368,8 +411,8 @@ void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPoo
 }  // namespace
 
 void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
-                      ThreadPool* pool, MirrorPlan& plan) {
-  plan_slices(graph.vertex_count(), graph.edge_count(), pool, false, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
+                      ThreadPool* pool, MirrorPlan& plan, const std::function<void(const MirrorPlan::Slice&)>& planned) {
+  plan_slices(graph.vertex_count(), graph.edge_count(), pool, false, planned, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
     for_each_changed_run(is_edges ? changes.edges : changes.vertices, slice.begin, slice.end,
                          is_edges ? edges : vertices, classify);
   });
@@ -379,7 +422,7 @@ RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices
                                    MirrorPlan& plan, const std::atomic<bool>* stop, std::uint64_t most_entries) {
   RefreshPlanEnd end = RefreshPlanEnd::Whole;
   std::uint64_t taken = 0;  // the slices are planned in order, on this thread
-  plan_slices(vertices, edges, nullptr, true, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
+  plan_slices(vertices, edges, nullptr, true, {}, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
     if (end != RefreshPlanEnd::Whole) return;
     if (stop != nullptr && stop->load(std::memory_order_acquire)) {
       end = RefreshPlanEnd::Stopped;
@@ -448,6 +491,25 @@ void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan) {
   }
   if (length(edges) != 0) plan.direct[static_cast<int>(MirrorArray::Edges)].push_back(edges);
   plan.changed_bytes = plan.direct_bytes = length(vertices) * kVertexBytes + length(edges) * kEdgeBytes;
+}
+
+void plan_mirror_upload_rest(const RefGraph& graph, MirrorPlan& plan) {
+  const std::uint64_t changed_bytes = plan.changed_bytes;
+  std::vector<ElementRange> rest[3];
+  for (const MirrorArray array : {MirrorArray::Begin, MirrorArray::Degree, MirrorArray::Edges}) {
+    const std::uint64_t entries = array == MirrorArray::Edges ? graph.edge_count() : graph.vertex_count();
+    std::uint64_t at = 0;
+    for (const ElementRange r : plan.direct[static_cast<int>(array)]) {
+      if (at < r.begin) rest[static_cast<int>(array)].push_back({at, r.begin});
+      at = r.end;
+    }
+    if (at < entries) rest[static_cast<int>(array)].push_back({at, entries});
+  }
+  plan.reset(0);
+  for (int a = 0; a < 3; ++a) plan.direct[a] = std::move(rest[a]);
+  for (const ElementRange r : plan.direct[static_cast<int>(MirrorArray::Begin)]) plan.direct_bytes += length(r) * kVertexBytes;
+  for (const ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)]) plan.direct_bytes += length(r) * kEdgeBytes;
+  plan.changed_bytes = changed_bytes;
 }
 
 void fill_mirror_patch_pieces(const RefGraph& graph, const MirrorPlan& plan, std::uint64_t first_piece,
@@ -538,34 +600,14 @@ void fill_mirror_patch_pieces(const RefGraph& graph, const MirrorPlan& plan, std
 
   for (std::uint64_t p = first_piece; p < end_piece; ++p)
     write_section_table(plan.pieces[p].layout, buffer + (plan.pieces[p].offset - buffer_offset));
-  // Each piece counts its slices still unwritten; the calling thread hands the pieces
-  // on in order as their counts reach zero (acquiring what the writers released).
   const std::uint64_t first_slice = plan.pieces[first_piece].first_slice;
-  const std::uint64_t slice_count = plan.pieces[end_piece - 1].end_slice - first_slice;
-  const std::unique_ptr<std::atomic<std::uint64_t>[]> unwritten(new std::atomic<std::uint64_t>[plan.pieces.size()]);
-  for (std::uint64_t p = first_piece; p < end_piece; ++p)
-    unwritten[p].store(plan.pieces[p].end_slice - plan.pieces[p].first_slice, std::memory_order_relaxed);
-  const std::thread::id caller = std::this_thread::get_id();
-  std::uint64_t handed = first_piece;
-  std::exception_ptr failure;
-  auto hand_on_written = [&] {
-    for (; handed < end_piece && unwritten[handed].load(std::memory_order_acquire) == 0; ++handed) {
-      if (!filled || failure) continue;
-      try {
-        filled(plan.pieces[handed]);
-      } catch (...) {
-        failure = std::current_exception();
-      }
-    }
-  };
-  for_each_task(pool, slice_count, [&](std::uint64_t t) {
-    const MirrorPlan::Slice& slice = plan.slices[first_slice + t];
-    fill_slice(slice);
-    unwritten[slice.piece].fetch_sub(1, std::memory_order_release);
-    if (std::this_thread::get_id() == caller) hand_on_written();
-  });
-  hand_on_written();
-  if (failure) std::rethrow_exception(failure);
+  for_each_task_handing_on(
+      pool, plan.pieces[end_piece - 1].end_slice - first_slice, end_piece - first_piece,
+      [&](std::uint64_t t) { return plan.slices[first_slice + t].piece - first_piece; },
+      [&](std::uint64_t t) { fill_slice(plan.slices[first_slice + t]); },
+      [&](std::uint64_t p) {
+        if (filled) filled(plan.pieces[first_piece + p]);
+      });
 }
 
 }  // namespace gcvm

@@ -130,9 +130,17 @@ struct MirrorPlan {
 /// reuses one plan, so that a sync of millions of changes allocates no memory) the
 /// changes of `graph` (its change record `changes`) against a device that holds its
 /// first `vertices` and `edges` entries; what the graph grew by beyond them counts as
-/// changed. `pool` (may be null) plans the slices in parallel.
+/// changed. `pool` (may be null) plans the slices in parallel. Calls `planned(slice)` on
+/// the calling thread for every slice, in index order, once it is planned (while the
+/// pool's workers plan later ones): its direct ranges (Slice::direct, not yet joined
+/// across slices) may cross the link while the rest is planned.
 void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
-                      ThreadPool* pool, MirrorPlan& plan);
+                      ThreadPool* pool, MirrorPlan& plan,
+                      const std::function<void(const MirrorPlan::Slice&)>& planned = {});
+/// Turns a sync's `plan` of `graph`, whose direct ranges were sent as it was planned,
+/// into the rest of a whole upload: every entry outside those ranges, as direct ranges,
+/// and no patch (its changed_bytes kept).
+void plan_mirror_upload_rest(const RefGraph& graph, MirrorPlan& plan);
 /// A background refresh's plan (gc/device/mirror_refresher.hpp): the changes of
 /// [0, vertices) and [0, edges), entries the device already holds, taken from `changes`
 /// (ChangeBitmap::take_runs) while the mutator may go on marking; on this thread. Once

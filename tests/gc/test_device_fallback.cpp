@@ -120,7 +120,13 @@ TEST_CASE("a device error in a concurrent cycle: the cycle is abandoned, the hea
         CAPTURE(cycle);
         mutator.run(2500);
         check_nothing_reachable_freed(heap, mutator);  // the snapshot's roots reach all the mutator holds
-        if (cycle == 1) faulty.backend->arm();  // the first cycle puts the graph on the device
+        if (cycle == 1) {  // the first cycle puts the graph on the device
+          faulty.backend->arm();
+          // A run of stores long enough to go by DMA, so that the snapshot's sync makes
+          // direct copies (which may fail) as well as a patch; the array is garbage.
+          const ObjectId burst = heap.allocate_ref_array(32768);
+          for (std::uint64_t i = 0; i < 32768; ++i) heap.store_element(burst, i, burst);
+        }
         std::optional<CollectionStats> stats = collector.start(mutator.roots, "test");
         if (!stats) {
           for (int round = 0; round < 3; ++round) mutator.run(200);

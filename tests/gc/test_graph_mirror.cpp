@@ -264,6 +264,30 @@ TEST_CASE("the mirror stays exact under adversarial mutation, within the byte bo
         check_bound(stats);
       }
 
+      // Over half of the graph's bytes changed, after the mirror holds it: what was
+      // planned to go by DMA is sent as planned and the rest of the graph by DMA too,
+      // each entry once.
+      {
+        std::uint64_t rewritten = 0;
+        for (const ObjectId root : f.roots)
+          for (std::uint64_t i = 0; i < f.heap.array_length(root); ++i, ++rewritten)
+            f.heap.store_element(root, i, f.heap.load_element(array, (i * 13 + 1) % 30000));
+        for (std::uint64_t i = 0; i < 30000; ++i, rewritten += 2)
+          for (const std::uint32_t slot : {1u, 2u})
+            f.heap.store_ref(f.heap.load_element(array, i), slot, f.heap.load_element(array, (i * 7 + slot) % 30000));
+        const RefGraph& graph = f.heap.graph();
+        const double whole = static_cast<double>(graph.vertex_count() * MirrorPlan::kVertexBytes +
+                                                 graph.edge_count() * MirrorPlan::kEdgeBytes);
+        const auto most = f.collect();
+        check_bound(most);
+        CHECK(rewritten > 200000);
+        CHECK(detail(most, "sync_full") == 1);
+        CHECK(detail(most, "sync_changed_bytes") > whole / 2);
+        CHECK(detail(most, "sync_bytes") == whole);
+        CHECK(detail(most, "sync_direct_bytes") == whole);
+        CHECK(detail(most, "sync_direct_ranges") > 3);  // some sent while planning, the rest after
+      }
+
       // A huge array rewritten end to end: direct ranges.
       for (std::uint64_t i = 0; i < 30000; ++i)
         f.heap.store_element(array, i, f.heap.load_element(array, (i * 7919) % 30000));

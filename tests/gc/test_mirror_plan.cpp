@@ -5,9 +5,11 @@
 // planned and packed it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "gc/device/mirror_plan.hpp"
@@ -378,6 +380,49 @@ TEST_CASE("changed runs close together go by DMA as one range when it is large a
   changes.edges.for_each_run(0, entries, [&](std::uint64_t b, std::uint64_t e) { restored.emplace_back(b, e); });
   CHECK(restored == edge_bits);
   CHECK(changes.vertices.count(entries) == vertex_bits);
+}
+
+TEST_CASE("a sync's plan hands each slice on in index order as it is planned; the rest of a whole upload covers "
+          "the graph outside the ranges sent") {
+  RefGraph graph;
+  const std::uint64_t entries = 64 * ChangeBitmap::kIndicesPerChunk;  // several slices on four threads
+  GraphChanges& changes = bare_graph(graph, entries);
+  for (std::uint64_t e = 0; e < entries; e += 40000)  // stretches of every other edge, by DMA
+    for (std::uint64_t k = e; k < std::min(entries, e + 30000); k += 2) graph.set_edge(k, static_cast<ObjectId>(k % 7 + 1));
+  for (ObjectId v = 5; v < entries; v += 1000) graph.assign_vertex(v, v, 1);  // records
+  ThreadPool pool(4);
+  MirrorPlan plan;
+  std::vector<const MirrorPlan::Slice*> handed;
+  std::vector<ElementRange> sent[2];  // vertices, edges
+  const std::thread::id caller = std::this_thread::get_id();
+  plan_mirror_sync(graph, changes, entries, entries, &pool, plan, [&](const MirrorPlan::Slice& slice) {
+    CHECK(std::this_thread::get_id() == caller);
+    handed.push_back(&slice);
+    sent[slice.edges].insert(sent[slice.edges].end(), slice.direct.begin(), slice.direct.end());
+  });
+  REQUIRE(handed.size() == plan.slices.size());
+  REQUIRE(plan.slices.size() > 4);
+  for (std::size_t s = 0; s < handed.size(); ++s) CHECK(handed[s] == &plan.slices[s]);
+  REQUIRE(sent[1].size() > 2);
+  std::uint64_t sent_bytes = 0;
+  for (const ElementRange r : sent[1]) sent_bytes += (r.end - r.begin) * MirrorPlan::kEdgeBytes;
+  CHECK(sent_bytes == plan.direct_bytes);
+
+  // The rest: every entry outside the ranges sent, each once, and no patch.
+  const std::uint64_t changed_bytes = plan.changed_bytes;
+  plan_mirror_upload_rest(graph, plan);
+  CHECK(plan.pieces.empty());
+  CHECK(plan.patch_bytes == 0);
+  CHECK(plan.changed_bytes == changed_bytes);
+  CHECK(plan.direct_bytes + sent_bytes == entries * (MirrorPlan::kVertexBytes + MirrorPlan::kEdgeBytes));
+  std::vector<int> covered(entries, 0);
+  for (const ElementRange r : sent[1])
+    for (std::uint64_t e = r.begin; e < r.end; ++e) ++covered[e];
+  for (const ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)])
+    for (std::uint64_t e = r.begin; e < r.end; ++e) ++covered[e];
+  CHECK(std::count(covered.begin(), covered.end(), 1) == static_cast<std::ptrdiff_t>(entries));
+  for (const MirrorArray array : {MirrorArray::Begin, MirrorArray::Degree})
+    CHECK(plan.direct[static_cast<int>(array)] == std::vector<ElementRange>{{0, entries}});  // none of them sent
 }
 
 TEST_CASE("a refresh plan ends after the slice that reaches its most entries, and the next pass takes the rest") {
