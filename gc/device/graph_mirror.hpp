@@ -8,9 +8,11 @@
 // What crosses the host link. The graph's writers mark every vertex and edge slot
 // whose value changes (heapgraph/graph_changes.hpp), so a sync sends the changed
 // entries and little else (gc/device/mirror_plan.hpp):
-//   - long runs of changed entries, and what the graph grew by, go by DMA straight
-//     from the host arrays, which are page-locked for the device where the backend
-//     can pin (heapgraph/host_pinning.hpp): no host-side copy;
+//   - long runs of changed entries, clusters of short runs that change at least half
+//     of a span of 64 KiB or more (the unchanged entries between them go too), and what
+//     the graph grew by go by DMA straight from the host arrays, which are page-locked
+//     for the device where the backend can pin (heapgraph/host_pinning.hpp): no
+//     host-side copy;
 //   - the rest is packed into one patch buffer (pinned too): isolated edge changes as
 //     (offset, value) pairs, 8 bytes for 4 changed; isolated vertex changes as (vertex,
 //     degree, begin) records, 16 bytes for 12; short runs with a 24-byte header and
@@ -21,9 +23,15 @@
 // So the bytes a sync moves are at most twice the bytes of graph entries that changed
 // (plus the grown tail, which counts as changed), plus each piece's fixed section table
 // (at most 104 bytes below 2^32 edges; mirror_plan.hpp): every encoding above stays
-// within that, and when the changes exceed half of the graph the sync uploads the whole
-// graph instead, which is then also within it. Allocation into a reused slot changes that
-// slot's vertex and edges only: its block neighbours are not sent again.
+// within that, and when the changes exceed half of the graph the sync uploads the rest
+// of the graph too, each entry once, which is then also within it. Allocation into a
+// reused slot changes that slot's vertex and edges only: its block neighbours are not
+// sent again.
+//
+// Direct ranges go while the plan is made: the device arrays are reserved first, and
+// each slice's direct ranges are enqueued as soon as the slice is planned
+// (plan_mirror_sync hands the slices on in index order), so the link carries them
+// while later slices are planned; the patch is packed after the plan.
 //
 // Who packs. A sync of at least kParallelEntries changed entries (allocation into
 // freed slots changes millions of entries, scattered over the heap) plans and packs on
