@@ -192,9 +192,10 @@ void GraphMirror::send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool
   if (plan.patch_bytes != 0) next_part();
   if (end < plan.pieces.size()) backend_.want_patch_buffer(plan.patch_bytes);
   if (send_direct) {
-    backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), plan.direct[static_cast<int>(MirrorArray::Begin)]);
-    backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), plan.direct[static_cast<int>(MirrorArray::Degree)]);
-    backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), plan.direct[static_cast<int>(MirrorArray::Edges)]);
+    auto direct = [&](MirrorArray array) { return std::span(plan.direct[static_cast<int>(array)]); };
+    backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), direct(MirrorArray::Begin));
+    backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), direct(MirrorArray::Degree));
+    backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), direct(MirrorArray::Edges));
   }
   if (plan.patch_bytes != 0) {
     // Each piece crosses the link as soon as it is written, while the next are packed.

@@ -375,7 +375,8 @@ void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPoo
     if (s < vertex_slices) {
       const ElementRange slice{s * vertex_step, std::min((s + 1) * vertex_step, vertex_count)};
       plan_slice([&](auto&& classify) { walk(false, slice, classify); }, kVertexEncoding, out.vertex_runs,
-                 out.vertex_run_entries, out.vertex_records, out.record_entries, keep_taken ? &out.taken : nullptr, out);
+                 out.vertex_run_entries, out.vertex_records, out.record_entries, keep_taken ? &out.taken : nullptr,
+                 out);
     } else {
       const std::uint64_t e = s - vertex_slices;
       const ElementRange slice{e * edge_step, std::min((e + 1) * edge_step, edge_count)};
@@ -411,11 +412,13 @@ void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPoo
 }  // namespace
 
 void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
-                      ThreadPool* pool, MirrorPlan& plan, const std::function<void(const MirrorPlan::Slice&)>& planned) {
-  plan_slices(graph.vertex_count(), graph.edge_count(), pool, false, planned, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
-    for_each_changed_run(is_edges ? changes.edges : changes.vertices, slice.begin, slice.end,
-                         is_edges ? edges : vertices, classify);
-  });
+                      ThreadPool* pool, MirrorPlan& plan,
+                      const std::function<void(const MirrorPlan::Slice&)>& planned) {
+  plan_slices(graph.vertex_count(), graph.edge_count(), pool, false, planned, plan,
+              [&](bool is_edges, ElementRange slice, auto&& classify) {
+                for_each_changed_run(is_edges ? changes.edges : changes.vertices, slice.begin, slice.end,
+                                     is_edges ? edges : vertices, classify);
+              });
 }
 
 RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
@@ -507,8 +510,10 @@ void plan_mirror_upload_rest(const RefGraph& graph, MirrorPlan& plan) {
   }
   plan.reset(0);
   for (int a = 0; a < 3; ++a) plan.direct[a] = std::move(rest[a]);
-  for (const ElementRange r : plan.direct[static_cast<int>(MirrorArray::Begin)]) plan.direct_bytes += length(r) * kVertexBytes;
-  for (const ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)]) plan.direct_bytes += length(r) * kEdgeBytes;
+  for (const ElementRange r : plan.direct[static_cast<int>(MirrorArray::Begin)])
+    plan.direct_bytes += length(r) * kVertexBytes;
+  for (const ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)])
+    plan.direct_bytes += length(r) * kEdgeBytes;
   plan.changed_bytes = changed_bytes;
 }
 

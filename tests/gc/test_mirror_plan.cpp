@@ -388,7 +388,8 @@ TEST_CASE("a sync's plan hands each slice on in index order as it is planned; th
   const std::uint64_t entries = 64 * ChangeBitmap::kIndicesPerChunk;  // several slices on four threads
   GraphChanges& changes = bare_graph(graph, entries);
   for (std::uint64_t e = 0; e < entries; e += 40000)  // stretches of every other edge, by DMA
-    for (std::uint64_t k = e; k < std::min(entries, e + 30000); k += 2) graph.set_edge(k, static_cast<ObjectId>(k % 7 + 1));
+    for (std::uint64_t k = e; k < std::min(entries, e + 30000); k += 2)
+      graph.set_edge(k, static_cast<ObjectId>(k % 7 + 1));
   for (ObjectId v = 5; v < entries; v += 1000) graph.assign_vertex(v, v, 1);  // records
   ThreadPool pool(4);
   MirrorPlan plan;
