@@ -84,7 +84,7 @@ struct MirrorSyncStats {
   std::uint64_t patch_parts = 0;    // buffers of whole pieces the patch was packed into, in turn
   std::uint64_t threads = 1;        // that planned and packed
   std::uint64_t pinned_bytes = 0;   // of the host graph's arrays, after the sync
-  double plan_ms = 0;               // counting the changes and planning what to send
+  double plan_ms = 0;               // counting the changes, planning, and issuing the direct copies as planned
   double patch_buffer_ms = 0;       // waiting for and (re)allocating the host patch buffer (each part's)
   double fill_ms = 0;               // writing the patch and issuing its pieces
   double pack_ms = 0;               // all of the above and issuing the copies
