@@ -80,6 +80,11 @@ class ChangeBitmap {
   /// and less the more changed.
   std::uint64_t count_up_to(std::uint64_t cap) const;
   bool any() const;
+  /// Whether entry i's bit is set; safe while the writer marks and a taker takes.
+  bool marked(std::uint64_t i) const {
+    const std::atomic_ref<std::uint64_t> word(const_cast<std::uint64_t&>(bits_[i >> 6]));  // only loaded
+    return (word.load(std::memory_order_acquire) >> (i & 63) & 1) != 0;
+  }
   /// Chunks that may hold set bits (a popcount of the summary): an upper bound on the
   /// set bits / kIndicesPerChunk, and a lower bound on the words a walk visits.
   std::uint64_t marked_chunks() const;

@@ -1,6 +1,7 @@
 #include "gc/device/graph_mirror.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "gc/markers/marker.hpp"
 #include "gc/util/stopwatch.hpp"
@@ -20,6 +21,7 @@ std::vector<std::pair<std::string, double>> MirrorSyncStats::details() const {
   append_details(details, {
       {"sync_full", full ? 1.0 : 0.0},
       {"sync_changed_bytes", count(changed_bytes)},
+      {"sync_handed_over_bytes", count(handed_over_bytes)},
       {"sync_bytes", count(bytes)},
       {"sync_direct_bytes", count(direct_bytes)},
       {"sync_direct_ranges", count(direct_ranges)},
@@ -45,6 +47,7 @@ std::vector<std::pair<std::string, double>> MirrorSyncStats::details() const {
 MirrorSyncStats& MirrorSyncStats::operator+=(const MirrorSyncStats& other) {
   full = full || other.full;
   changed_bytes += other.changed_bytes;
+  handed_over_bytes += other.handed_over_bytes;
   bytes += other.bytes;
   direct_bytes += other.direct_bytes;
   direct_ranges += other.direct_ranges;
@@ -69,7 +72,7 @@ MirrorRefreshStats& MirrorRefreshStats::operator+=(const MirrorRefreshStats& oth
   passes += other.passes;
   bytes += other.bytes;
   changed_bytes += other.changed_bytes;
-  given_up += other.given_up;
+  handed_over += other.handed_over;
   busy_ms += other.busy_ms;
   return *this;
 }
@@ -81,7 +84,7 @@ std::vector<std::pair<std::string, double>> MirrorRefreshStats::details() const 
       {"sync_refresh_passes", count(passes)},
       {"sync_refresh_bytes", count(bytes)},
       {"sync_refresh_changed_bytes", count(changed_bytes)},
-      {"sync_refresh_given_up", count(given_up)},
+      {"sync_refresh_handed_over", count(handed_over)},
       {"sync_refresh_ms", busy_ms},
   });
   return details;
@@ -92,6 +95,22 @@ GraphMirror::GraphMirror(DeviceBackend& backend) : backend_(backend) {}
 GraphMirror::~GraphMirror() = default;
 
 MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, SyncEnd end, ThreadPool* threads) {
+  try {
+    return sync_changes(graph, changes, end, threads);
+  } catch (...) {
+    forget();
+    throw;
+  }
+}
+
+void GraphMirror::forget() {
+  graph_ = nullptr;
+  vertices_ = edges_ = 0;
+  refresh_handed_over_ = false;
+}
+
+MirrorSyncStats GraphMirror::sync_changes(const RefGraph& graph, GraphChanges* changes, SyncEnd end,
+                                          ThreadPool* threads) {
   const Stopwatch clock;
   MirrorSyncStats stats;
   graph.pin_with(backend_.host_pinner());
@@ -99,21 +118,28 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, 
   const std::uint64_t edge_count = graph.edge_count();
   const std::uint64_t full_bytes = vertex_count * kVertexBytes + edge_count * kEdgeBytes;
   bool full = graph_ != &graph || changes == nullptr || changes->generation() != generation_;
+  // A refresh pass the pause stopped before it sent anything left its plan here: its
+  // entries' change bits are taken, so this sync sends it (unless it uploads everything).
+  const bool handed_over = std::exchange(refresh_handed_over_, false) && !full;
+  const MirrorPlan& held = refresh_plan_;
   const Stopwatch pack_clock;
   MirrorPlan& plan = plan_;
   std::uint64_t changed_bytes = full_bytes;  // a mirror with no usable change record: all of it is new
   ThreadPool* pool = nullptr;
   std::uint64_t streamed_bytes = 0, streamed_ranges = 0;  // direct ranges sent while planning
   if (!full) {
-    const std::uint64_t vertices = changes->vertices.count_up_to(kParallelEntries);
-    if (vertices >= kParallelEntries ||
-        changes->edges.count_up_to(kParallelEntries - vertices) >= kParallelEntries - vertices) {
+    const std::uint64_t held_entries = handed_over ? std::min(held.changed_bytes / kEdgeBytes, kParallelEntries) : 0;
+    const std::uint64_t wanted = kParallelEntries - held_entries;
+    const std::uint64_t vertices = changes->vertices.count_up_to(wanted);
+    if (vertices >= wanted || changes->edges.count_up_to(wanted - vertices) >= wanted - vertices) {
       if (threads == nullptr && !pool_) pool_ = std::make_unique<ThreadPool>(0);
       pool = threads != nullptr ? threads : pool_.get();
     }
     // The device arrays first, so that each slice's direct ranges cross the link as soon
-    // as the slice is planned, while the rest is planned.
+    // as the slice is planned, while the rest is planned; the handed-over plan before
+    // planning, so that its copies cross the link meanwhile.
     backend_.reserve_graph(vertex_count, edge_count, vertices_, edges_);
+    if (handed_over) send(graph, held, pool, GraphAccess::Exclusive, stats, /*send_direct=*/true);
     plan_mirror_sync(graph, *changes, vertices_, edges_, pool, plan, [&](const MirrorPlan::Slice& slice) {
       if (slice.direct.empty()) return;
       if (slice.edges) {
@@ -139,7 +165,15 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, 
   // A plan's direct ranges were sent as it was made; a whole upload's (or its rest) not.
   send(graph, plan, pool, GraphAccess::Exclusive, stats, /*send_direct=*/full);
   stats.pack_ms = pack_clock.elapsed_ms();
-  const std::uint64_t direct_bytes = full ? plan.direct_bytes + streamed_bytes : plan.direct_bytes;
+  std::uint64_t direct_bytes = full ? plan.direct_bytes + streamed_bytes : plan.direct_bytes;
+  std::uint64_t patch_bytes = plan.patch_bytes;
+  if (handed_over) {
+    changed_bytes += held.changed_bytes;
+    direct_bytes += held.direct_bytes;
+    patch_bytes += held.patch_bytes;
+    for (const auto& ranges : held.direct) streamed_ranges += ranges.size();
+    stats.handed_over_bytes = held.changed_bytes;
+  }
   stats.waited = end == SyncEnd::Wait || direct_bytes != 0;
   if (stats.waited) backend_.finish_sync();
   if (changes != nullptr) {
@@ -153,8 +187,8 @@ MirrorSyncStats GraphMirror::sync(const RefGraph& graph, GraphChanges* changes, 
   stats.threads = pool != nullptr ? pool->size() : 1;
   stats.changed_bytes = changed_bytes;
   stats.direct_bytes = direct_bytes;
-  stats.patch_bytes = plan.patch_bytes;
-  stats.bytes = direct_bytes + plan.patch_bytes;
+  stats.patch_bytes = patch_bytes;
+  stats.bytes = direct_bytes + patch_bytes;
   stats.direct_ranges = streamed_ranges;
   if (full)
     for (const auto& ranges : plan.direct) stats.direct_ranges += ranges.size();
@@ -211,8 +245,8 @@ void GraphMirror::send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool
       if (first == plan.pieces.size()) break;
       next_part();
     }
-    stats.fill_ms = fill_clock.elapsed_ms() - (stats.patch_buffer_ms - first_buffer_ms);
-    stats.patch_pieces = plan.pieces.size();
+    stats.fill_ms += fill_clock.elapsed_ms() - (stats.patch_buffer_ms - first_buffer_ms);
+    stats.patch_pieces += plan.pieces.size();
     for (const MirrorPlan::Piece& piece : plan.pieces) {
       stats.vertex_records += piece.layout.record_count;
       for (const MirrorPatchLayout::Runs& runs : piece.layout.runs) stats.patch_runs += runs.count;
@@ -232,18 +266,19 @@ MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& cha
   const std::uint64_t vertex_count = std::max(graph.published_vertex_count(), vertices_);
   const std::uint64_t edge_count = std::max(graph.published_edge_count(), edges_);
   MirrorPlan& plan = refresh_plan_;
-  const RefreshPlanEnd end = plan_mirror_refresh(changes, vertices_, edges_, plan, &stop, kParallelEntries);
+  // A plan handed over to a pause that did not sync (a pause that marked on the CPU):
+  // its bits are marked again, and this pass takes them anew.
+  if (std::exchange(refresh_handed_over_, false)) restore_mirror_plan(plan, changes);
+  plan_mirror_refresh(changes, vertices_, edges_, plan, &stop, kParallelEntries);
   if (plan.changed_bytes == 0 && vertex_count == vertices_ && edge_count == edges_) return stats;
-  // A pause began: a plan the flag cut short, or one the pause would pack on threads, is
-  // given up; one the pause would pack on one thread anyway is sent, which costs the
-  // pause less than restoring it and planning it again.
-  if (stop.load(std::memory_order_acquire) &&
-      (end == RefreshPlanEnd::Stopped || plan.changed_bytes >= kParallelEntries * kEdgeBytes)) {
-    restore_mirror_plan(plan, changes);
-    stats.given_up = 1;
+  // A pause began before anything was sent: the plan, however far it got, goes with the
+  // pause's sync, which packs it on the pause's threads and plans only the rest (the
+  // growth it finds itself).
+  if (stop.load(std::memory_order_acquire)) {
+    refresh_handed_over_ = true;
+    stats.handed_over = 1;
     return stats;
   }
-  // The growth is sent even when a pause begins meanwhile: the pause waits for it.
   add_mirror_growth(changes, {vertices_, vertex_count}, {edges_, edge_count}, plan);
   try {
     backend_.reserve_graph(vertex_count, edge_count, vertices_, edges_);
@@ -251,8 +286,7 @@ MirrorRefreshStats GraphMirror::refresh(const RefGraph& graph, GraphChanges& cha
     send(graph, plan, nullptr, GraphAccess::SharedWithMutator, sent, true);
     backend_.finish_sync();
   } catch (...) {
-    graph_ = nullptr;
-    vertices_ = edges_ = 0;
+    forget();
     throw;
   }
   if (adopting) {

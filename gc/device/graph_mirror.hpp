@@ -73,6 +73,7 @@ enum class SyncEnd { Wait, BeforeNextLaunch };
 struct MirrorSyncStats {
   bool full = false;
   std::uint64_t changed_bytes = 0;  // graph entries that changed (and the grown tail), in bytes
+  std::uint64_t handed_over_bytes = 0;  // of them, in a refresh pass's plan the pause took over
   std::uint64_t bytes = 0;          // what crossed the link: direct + patch
   std::uint64_t direct_bytes = 0;   // DMA'd straight from the host arrays
   std::uint64_t direct_ranges = 0;
@@ -103,7 +104,7 @@ struct MirrorRefreshStats {
   std::uint64_t passes = 0;     // that sent something
   std::uint64_t bytes = 0;      // direct + patch
   std::uint64_t changed_bytes = 0;
-  std::uint64_t given_up = 0;   // passes given up when a pause began (their changes kept)
+  std::uint64_t handed_over = 0;  // passes stopped by a pause before they sent: the pause's sync sent their plans
   double busy_ms = 0;           // of the refreshing thread
 
   MirrorRefreshStats& operator+=(const MirrorRefreshStats& other);
@@ -125,7 +126,9 @@ class GraphMirror {
   /// Brings the device copy up to date with `graph`. `changes` is the graph's change
   /// record (cleared here), or null when unknown. A sync of kParallelEntries changed
   /// entries or more plans and packs on `threads` when given (a pool the pause keeps,
-  /// MarkRequest::host_pool), else on the mirror's own.
+  /// MarkRequest::host_pool), else on the mirror's own. It also sends the plan of a
+  /// refresh pass the pause stopped (`refresh`). On a device error the mirror forgets
+  /// what it holds (the next sync uploads everything) and the error propagates.
   MirrorSyncStats sync(const RefGraph& graph, GraphChanges* changes, SyncEnd end = SyncEnd::Wait,
                        ThreadPool* threads = nullptr);
 
@@ -134,12 +137,13 @@ class GraphMirror {
   /// already holds, taking them from `changes` (ChangeBitmap::take_runs), so that the
   /// next `sync` in a pause finds little left. Does nothing unless the mirror is synced
   /// with `graph` and its record. A pass takes slices until it holds kParallelEntries
-  /// changed entries or more, leaving the rest to the next. When `stop` is raised before anything was sent, it
-  /// gives the pass up and marks its changes again, unless the pass planned everything
-  /// and that is less than a sync would plan and pack on threads (kParallelEntries
-  /// changed entries): such a pass is sent, the pause waiting for it. On a device error the mirror
-  /// forgets what it holds (the next sync uploads everything) and the error propagates.
-  /// Never concurrently with `sync`.
+  /// changed entries or more, leaving the rest to the next. When `stop` is raised before
+  /// anything was sent, the pass hands its plan, however far it got, to the next `sync`
+  /// (the pause's), which packs it on the pause's threads and plans only what the pass
+  /// did not take: the pause neither marks its bits again nor plans them a second time.
+  /// (A pass that meets a plan handed over that no sync took marks its bits again
+  /// first.) On a device error the mirror forgets what it holds (the next sync uploads
+  /// everything) and the error propagates. Never concurrently with `sync`.
   MirrorRefreshStats refresh(const RefGraph& graph, GraphChanges& changes, const std::atomic<bool>& stop);
 
   std::uint64_t vertices() const { return vertices_; }
@@ -151,11 +155,15 @@ class GraphMirror {
   /// patch's figures and timings in `stats`.
   void send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool* pool, GraphAccess access,
             MirrorSyncStats& stats, bool send_direct);
+  MirrorSyncStats sync_changes(const RefGraph& graph, GraphChanges* changes, SyncEnd end, ThreadPool* threads);
+  /// After a device error: the device copy is unknown, so the next sync uploads all.
+  void forget();
 
   DeviceBackend& backend_;
   std::unique_ptr<ThreadPool> pool_;  // created by the first sync that needs it
   MirrorPlan plan_;                   // of the last sync, kept for its vectors' capacity
   MirrorPlan refresh_plan_;           // likewise, of the last refresh
+  bool refresh_handed_over_ = false;  // refresh_plan_ was taken but not sent: the next sync sends it
   const RefGraph* graph_ = nullptr;   // the graph the device copy belongs to
   std::uint64_t generation_ = 0;      // of the graph's changes, after this mirror cleared them
   std::uint64_t vertices_ = 0;

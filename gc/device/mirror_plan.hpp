@@ -146,13 +146,10 @@ void plan_mirror_upload_rest(const RefGraph& graph, MirrorPlan& plan);
 /// (ChangeBitmap::take_runs) while the mutator may go on marking; on this thread. Once
 /// `stop` (may be null) is raised, the slices not yet planned are skipped, their bits
 /// left where they are: a pause that begins meanwhile waits for one slice at most before
-/// the pass is given up (restore_mirror_plan). (A flag read more often, every 16,384
-/// entries, was tried: a pass walking so finely kept pace with a burst of stores in
-/// index order and took the whole burst, only to be given up at the pause.) Once the
+/// the pass hands what it planned to the pause's sync (GraphMirror::refresh). Once the
 /// slices planned hold `most_entries` changed entries or more, the rest are skipped
 /// likewise, for the next pass: a pass that takes a burst of stores in parts sends each
-/// part while the program goes on, where one that took it all would be given up by the
-/// next pause and leave all of it to the pause's sync. Says how it ended.
+/// part while the program goes on. Says how it ended.
 enum class RefreshPlanEnd { Whole, Enough, Stopped };
 RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
                                    MirrorPlan& plan, const std::atomic<bool>* stop = nullptr,
@@ -164,8 +161,8 @@ RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices
 /// arrays must be reserved for them.
 void add_mirror_growth(GraphChanges& changes, ElementRange vertices, ElementRange edges, MirrorPlan& plan);
 /// Marks again in `changes` every change bit a refresh's `plan` took (and not the
-/// unchanged entries it would have sent with them): a refresh given up before it sent
-/// its plan leaves the change record as if it had never run.
+/// unchanged entries it would have sent with them): a refresh plan that is never sent
+/// leaves the change record as if it had never been made.
 void restore_mirror_plan(const MirrorPlan& plan, GraphChanges& changes);
 /// The whole graph as direct ranges, into `plan` likewise.
 void plan_mirror_upload(const RefGraph& graph, MirrorPlan& plan);

@@ -20,11 +20,11 @@
 // or by a concurrent mark's thread once its mark is done) → idle again by `stop`,
 // which the device marker calls at the start of every pause before it touches the
 // mirror. `stop` waits for a pass in flight; a pass that has not sent anything yet
-// gives up instead (its bits are marked again), so the pause waits at most for one
-// pass's upload (a pass that found growth sends it even then, and so does one that
-// planned everything and less than the pause would pack on threads: the pause would
-// plan it again on one thread). A device error on the thread ends refreshing; `stop` rethrows it, so
-// the marker handles it as any device error of its own.
+// stops at its next slice and hands what it planned to the pause's sync
+// (GraphMirror::refresh), so the pause waits at most for one slice's planning or one
+// pass's upload, and sends the stopped pass's changes without planning them again. A
+// device error on the thread ends refreshing; `stop` rethrows it, so the marker
+// handles it as any device error of its own.
 //
 // The pause's device work on this thread (`stop_and_run`): a stop-the-world mark stops
 // refreshing and hands its whole device side (the sync, the launches, the reads) to

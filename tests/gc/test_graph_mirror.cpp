@@ -5,6 +5,8 @@
 // the serial marker after every step.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <random>
@@ -41,12 +43,13 @@ double detail(const CollectionStats& stats, const std::string& key) {
 /// A heap collected by gpu-bfs with verification. The byte counts these tests check are
 /// the pause's alone: no refresh runs between collections unless `refresh` says so.
 struct MirrorFixture {
-  /// `refresh`: the marker's refresh= option.
+  /// `refresh`: the marker's refresh= option. `verify`: whether each collection
+  /// checks the graph and the marks first (which takes time before the pause's mark).
   explicit MirrorFixture(const std::string& device, RefGraphMode mode = RefGraphMode::Barrier,
-                         const std::string& refresh = "off")
+                         const std::string& refresh = "off", bool verify = true)
       : options{{"refresh", refresh}},
         heap(HeapConfig{.graph_mode = mode}),
-        collector(heap, std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(options, device)), /*verify=*/true) {
+        collector(heap, std::make_unique<GpuBfsMarker>(GpuBfsMarkerOptions::parse(options, device)), verify) {
     node = heap.shapes().intern(4, 1);
   }
   CollectionStats collect() {
@@ -524,6 +527,99 @@ TEST_CASE("the refresher copies the graph before the first pause and its growth 
     }
     CHECK(grown > 0);
     CHECK(refreshed >= grown);
+  }
+}
+
+namespace {
+
+/// Waits until a refresh pass has taken the change bit of edge `slot`: the pass plans
+/// from then on. Fails after ten seconds.
+void wait_until_taken(const RefGraph& graph, std::uint64_t slot) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (graph.changes().edges.marked(slot)) {
+    if (std::chrono::steady_clock::now() > deadline) FAIL("no refresh pass took the stores");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a refresh pass the pause stops mid-plan hands its plan to the pause's sync, which sends it") {
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    // Passes a second apart: none runs while the stores below are made, and the pause
+    // begins as soon as one starts taking them, while it plans. Without verification,
+    // which would walk the heap before the mark while the pass goes on.
+    MirrorFixture f(device, RefGraphMode::Barrier, "1000000", /*verify=*/false);
+    const std::uint64_t slots = 6 * GraphMirror::kParallelEntries;
+    const ObjectId wide = f.heap.allocate_ref_array(slots);
+    f.roots.push_back(wide);
+    f.roots.push_back(f.heap.allocate_ref_array(4 * slots));  // so that a round changes less than half the graph
+    f.collect();
+    bool handed_over = false;
+    for (int attempt = 0; attempt < 4 && !handed_over; ++attempt) {
+      CAPTURE(attempt);
+      // Fresh objects reachable only through the stored slots: a store the device
+      // missed leaves one unmarked, and the sweep frees it.
+      std::vector<ObjectId> fresh;
+      for (std::uint64_t i = 0; i < slots; i += 3) {
+        fresh.push_back(f.heap.allocate(f.node));
+        f.heap.store_element(wide, i, fresh.back());
+      }
+      wait_until_taken(f.heap.graph(), f.heap.graph().begin(wide));
+      const auto stats = f.collect();
+      CHECK(std::count_if(fresh.begin(), fresh.end(), [&](ObjectId o) { return !f.heap.is_live(o); }) == 0);
+      check_bound(stats);
+      CHECK(detail(stats, "sync_full") == 0);
+      // A pass the pause stopped before it sent (the usual case here; a thread that
+      // comes late to the stop may let it send first): the pause sends all the stores.
+      handed_over = detail(stats, "sync_refresh_handed_over") == 1;
+      if (handed_over) {
+        CHECK(detail(stats, "sync_changed_bytes") >= static_cast<double>(slots / 3 * MirrorPlan::kEdgeBytes));
+        CHECK(detail(stats, "sync_handed_over_bytes") > 0);
+        CHECK(detail(stats, "sync_refresh_bytes") == 0);
+      }
+    }
+    CHECK(handed_over);
+  }
+}
+
+TEST_CASE("a refresh plan handed over that no sync took is marked again by the next pass, and sent whole") {
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    std::unique_ptr<DeviceBackend> backend = open_device(parse_device_selector(device));
+    GraphMirror mirror(*backend);
+    Heap heap;
+    RefGraph& graph = heap.graph();
+    const std::uint64_t slots = 6 * GraphMirror::kParallelEntries;
+    const ObjectId wide = heap.allocate_ref_array(slots);
+    const ShapeId leaf = heap.shapes().intern(1, 0);
+    CHECK(mirror.sync(graph, &graph.changes()).full);
+    std::atomic<bool> stop = false;
+    bool handed_over = false;
+    for (int attempt = 0; attempt < 4 && !handed_over; ++attempt) {
+      // Every stored slot's value changes, whatever a pass sent before.
+      const ObjectId target = heap.allocate(leaf);
+      for (std::uint64_t i = 0; i < slots; i += 3) heap.store_element(wide, i, target);
+      MirrorRefreshStats pass;
+      std::thread refreshing([&] { pass = mirror.refresh(graph, graph.changes(), stop); });
+      wait_until_taken(graph, graph.begin(wide));
+      stop = true;
+      refreshing.join();
+      stop = false;
+      handed_over = pass.handed_over == 1;
+    }
+    REQUIRE(handed_over);
+    // No sync took it: the next passes mark its bits again and send every stored slot,
+    // each once (the target's growth with them).
+    MirrorRefreshStats sent;
+    for (int pass = 0; pass < 100 && graph.changes().edges.count(graph.edge_count()) != 0; ++pass)
+      sent += mirror.refresh(graph, graph.changes(), stop);
+    CHECK(sent.handed_over == 0);
+    CHECK(sent.changed_bytes >= slots / 3 * MirrorPlan::kEdgeBytes);
+    CHECK(sent.changed_bytes < slots / 3 * MirrorPlan::kEdgeBytes * 101 / 100);  // and the targets' growth
+    const MirrorSyncStats rest = mirror.sync(graph, &graph.changes());
+    CHECK_FALSE(rest.full);
+    CHECK(rest.changed_bytes < slots / 3 * MirrorPlan::kEdgeBytes / 100);  // none of the stores left
   }
 }
 
