@@ -27,6 +27,10 @@ constexpr std::uint64_t kMinSliceEntries = std::uint64_t{1} << 16;
 constexpr std::uint64_t kMaxSliceEntries = std::uint64_t{1} << 20;
 static_assert(kMaxSliceEntries <= kSegmentSlots, "a slice lies in one 2^32-edge segment");
 constexpr std::uint64_t kSlicesPerThread = 8;
+/// A refresh pass reads its stop flag (and counts what it took) every this many entries.
+constexpr std::uint64_t kStopCheckEntries = std::uint64_t{1} << 14;
+static_assert(kStopCheckEntries % ChangeBitmap::kIndicesPerChunk == 0 && kMinSliceEntries % kStopCheckEntries == 0,
+              "a refresh takes whole chunks");
 /// How far ahead the patch's fill asks for the entries of the ranges it packs.
 constexpr std::size_t kPrefetchRanges = 64;
 
@@ -360,10 +364,12 @@ void for_each_task_handing_on(ThreadPool* pool, std::uint64_t tasks, std::uint64
 
 /// Cuts [0, vertex_count) and [0, edge_count) into slices and plans each with
 /// `walk(edges, slice, classify)`, which passes the slice's changed runs to classify.
+/// Slices are sized for `threads` threads (those of `pool` unless given).
 template <typename Walk>
 void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPool* pool, bool keep_taken,
-                 const std::function<void(const MirrorPlan::Slice&)>& planned, MirrorPlan& plan, Walk&& walk) {
-  const unsigned threads = pool != nullptr ? pool->size() : 1;
+                 const std::function<void(const MirrorPlan::Slice&)>& planned, MirrorPlan& plan, Walk&& walk,
+                 unsigned threads = 0) {
+  if (threads == 0) threads = pool != nullptr ? pool->size() : 1;
   const std::uint64_t vertex_step = slice_entries(vertex_count, threads);
   const std::uint64_t edge_step = slice_entries(edge_count, threads);
   const std::uint64_t vertex_slices = (vertex_count + vertex_step - 1) / vertex_step;
@@ -425,21 +431,26 @@ RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices
                                    MirrorPlan& plan, const std::atomic<bool>* stop, std::uint64_t most_entries) {
   RefreshPlanEnd end = RefreshPlanEnd::Whole;
   std::uint64_t taken = 0;  // the slices are planned in order, on this thread
-  plan_slices(vertices, edges, nullptr, true, {}, plan, [&](bool is_edges, ElementRange slice, auto&& classify) {
-    if (end != RefreshPlanEnd::Whole) return;
-    if (stop != nullptr && stop->load(std::memory_order_acquire)) {
-      end = RefreshPlanEnd::Stopped;
-      return;
+  auto plan_part = [&](bool is_edges, ElementRange slice, auto&& classify) {
+    for (std::uint64_t from = slice.begin; from < slice.end && end == RefreshPlanEnd::Whole;
+         from += kStopCheckEntries) {
+      if (stop != nullptr && stop->load(std::memory_order_acquire)) {
+        end = RefreshPlanEnd::Stopped;
+      } else if (taken >= most_entries) {
+        end = RefreshPlanEnd::Enough;
+      } else {
+        (is_edges ? changes.edges : changes.vertices)
+            .take_runs(from, std::min(from + kStopCheckEntries, slice.end), [&](std::uint64_t b, std::uint64_t e) {
+              taken += e - b;
+              classify(ElementRange{b, e});
+            });
+      }
     }
-    if (taken >= most_entries) {
-      end = RefreshPlanEnd::Enough;
-      return;
-    }
-    (is_edges ? changes.edges : changes.vertices).take_runs(slice.begin, slice.end, [&](std::uint64_t b, std::uint64_t e) {
-      taken += e - b;
-      classify(ElementRange{b, e});
-    });
-  });
+  };
+  // Sliced as a sync on every hardware thread would be: a plan handed to a pause's sync
+  // is packed on the pause's threads, a slice to a task.
+  static const unsigned hardware_threads = ThreadPool::resolve(0);
+  plan_slices(vertices, edges, nullptr, true, {}, plan, plan_part, hardware_threads);
   return end;
 }
 

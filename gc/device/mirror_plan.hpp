@@ -143,13 +143,16 @@ void plan_mirror_sync(const RefGraph& graph, const GraphChanges& changes, std::u
 void plan_mirror_upload_rest(const RefGraph& graph, MirrorPlan& plan);
 /// A background refresh's plan (gc/device/mirror_refresher.hpp): the changes of
 /// [0, vertices) and [0, edges), entries the device already holds, taken from `changes`
-/// (ChangeBitmap::take_runs) while the mutator may go on marking; on this thread. Once
-/// `stop` (may be null) is raised, the slices not yet planned are skipped, their bits
-/// left where they are: a pause that begins meanwhile waits for one slice at most before
-/// the pass hands what it planned to the pause's sync (GraphMirror::refresh). Once the
-/// slices planned hold `most_entries` changed entries or more, the rest are skipped
-/// likewise, for the next pass: a pass that takes a burst of stores in parts sends each
-/// part while the program goes on. Says how it ended.
+/// (ChangeBitmap::take_runs) while the mutator may go on marking; on this thread, in
+/// slices sized as for a sync on every hardware thread (so that a plan handed to a
+/// pause's sync packs on the pause's threads). The stop flag `stop` (may be null) is
+/// read every 16,384 entries: once it is raised, the entries not yet planned are
+/// skipped, their bits left where they are, so a pause that begins meanwhile waits for
+/// 16,384 entries' planning at most before the pass hands what it planned to the
+/// pause's sync (GraphMirror::refresh). Once the pass holds `most_entries` changed
+/// entries or more, the rest are skipped likewise, for the next pass: a pass that takes
+/// a burst of stores in parts sends each part while the program goes on. Says how it
+/// ended.
 enum class RefreshPlanEnd { Whole, Enough, Stopped };
 RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
                                    MirrorPlan& plan, const std::atomic<bool>* stop = nullptr,

@@ -20,8 +20,8 @@
 // or by a concurrent mark's thread once its mark is done) → idle again by `stop`,
 // which the device marker calls at the start of every pause before it touches the
 // mirror. `stop` waits for a pass in flight; a pass that has not sent anything yet
-// stops at its next slice and hands what it planned to the pause's sync
-// (GraphMirror::refresh), so the pause waits at most for one slice's planning or one
+// stops within 16,384 entries and hands what it planned to the pause's sync
+// (GraphMirror::refresh), so the pause waits at most for that much planning or one
 // pass's upload, and sends the stopped pass's changes without planning them again. A
 // device error on the thread ends refreshing; `stop` rethrows it, so the marker
 // handles it as any device error of its own.

@@ -268,7 +268,7 @@ TEST_CASE("a refresh's plan stops taking changes once a pause raises its stop fl
   CHECK(plan_mirror_refresh(changes, entries, entries, plan, &stop) == RefreshPlanEnd::Whole);
   CHECK(plan.changed_bytes == marked * (MirrorPlan::kVertexBytes + MirrorPlan::kEdgeBytes));
   CHECK(changes.vertices.count(entries) == 0);
-  restore_mirror_plan(plan, changes);  // a pass given up leaves the record as it found it
+  restore_mirror_plan(plan, changes);  // a plan never sent leaves the record as it found it
   CHECK(changes.vertices.count(entries) == marked);
   CHECK(changes.edges.count(entries) == marked);
 
