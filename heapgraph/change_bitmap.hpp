@@ -196,6 +196,9 @@ void ChangeBitmap::take_runs(std::uint64_t from, std::uint64_t limit, F&& visit)
     std::uint64_t whole = in_range;
     if (last_chunk_partial && (end_chunk - 1) / 64 == s) whole &= ~(std::uint64_t{1} << ((end_chunk - 1) % 64));
     const std::atomic_ref<std::uint64_t> summary(summary_[s]);
+    // A read first: a take that finds nothing writes nothing (the writer's summary
+    // words stay in its cache), and a bit set after the read is the next take's.
+    if ((summary.load(std::memory_order_relaxed) & in_range) == 0) continue;
     std::uint64_t chunks = whole != 0 ? summary.fetch_and(~whole, std::memory_order_acq_rel) & whole : 0;
     chunks |= summary.load(std::memory_order_acquire) & (in_range & ~whole);
     for (; chunks != 0; chunks &= chunks - 1) {

@@ -27,7 +27,7 @@ constexpr std::uint64_t kMinSliceEntries = std::uint64_t{1} << 16;
 constexpr std::uint64_t kMaxSliceEntries = std::uint64_t{1} << 20;
 static_assert(kMaxSliceEntries <= kSegmentSlots, "a slice lies in one 2^32-edge segment");
 constexpr std::uint64_t kSlicesPerThread = 8;
-/// A refresh pass reads its stop flag (and counts what it took) every this many entries.
+/// A refresh pass reads its stop flag every this many entries.
 constexpr std::uint64_t kStopCheckEntries = std::uint64_t{1} << 14;
 static_assert(kStopCheckEntries % ChangeBitmap::kIndicesPerChunk == 0 && kMinSliceEntries % kStopCheckEntries == 0,
               "a refresh takes whole chunks");
@@ -432,12 +432,11 @@ RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices
   RefreshPlanEnd end = RefreshPlanEnd::Whole;
   std::uint64_t taken = 0;  // the slices are planned in order, on this thread
   auto plan_part = [&](bool is_edges, ElementRange slice, auto&& classify) {
+    if (end == RefreshPlanEnd::Whole && taken >= most_entries) end = RefreshPlanEnd::Enough;
     for (std::uint64_t from = slice.begin; from < slice.end && end == RefreshPlanEnd::Whole;
          from += kStopCheckEntries) {
       if (stop != nullptr && stop->load(std::memory_order_acquire)) {
         end = RefreshPlanEnd::Stopped;
-      } else if (taken >= most_entries) {
-        end = RefreshPlanEnd::Enough;
       } else {
         (is_edges ? changes.edges : changes.vertices)
             .take_runs(from, std::min(from + kStopCheckEntries, slice.end), [&](std::uint64_t b, std::uint64_t e) {

@@ -149,10 +149,10 @@ void plan_mirror_upload_rest(const RefGraph& graph, MirrorPlan& plan);
 /// read every 16,384 entries: once it is raised, the entries not yet planned are
 /// skipped, their bits left where they are, so a pause that begins meanwhile waits for
 /// 16,384 entries' planning at most before the pass hands what it planned to the
-/// pause's sync (GraphMirror::refresh). Once the pass holds `most_entries` changed
-/// entries or more, the rest are skipped likewise, for the next pass: a pass that takes
-/// a burst of stores in parts sends each part while the program goes on. Says how it
-/// ended.
+/// pause's sync (GraphMirror::refresh). Once the slices planned hold `most_entries`
+/// changed entries or more, the rest are skipped likewise, for the next pass: a pass
+/// that takes a burst of stores in parts sends each part while the program goes on.
+/// Says how it ended.
 enum class RefreshPlanEnd { Whole, Enough, Stopped };
 RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices, std::uint64_t edges,
                                    MirrorPlan& plan, const std::atomic<bool>* stop = nullptr,
