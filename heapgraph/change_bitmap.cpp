@@ -45,6 +45,21 @@ bool ChangeBitmap::any() const {
   return std::any_of(summary_.data(), summary_.data() + words, [](std::uint64_t w) { return w != 0; });
 }
 
+std::uint64_t ChangeBitmap::next_marked(std::uint64_t from, std::uint64_t limit) const {
+  const std::uint64_t end_chunk = (limit + kIndicesPerChunk - 1) / kIndicesPerChunk;
+  std::uint64_t chunk = from / kIndicesPerChunk;
+  while (chunk < end_chunk) {
+    const std::atomic_ref<std::uint64_t> summary(const_cast<std::uint64_t&>(summary_[chunk / 64]));  // only loaded
+    const std::uint64_t marked = summary.load(std::memory_order_relaxed) & (~std::uint64_t{0} << (chunk % 64));
+    if (marked != 0) {
+      const std::uint64_t found = chunk / 64 * 64 + static_cast<std::uint64_t>(std::countr_zero(marked));
+      return found < end_chunk ? found * kIndicesPerChunk : limit;
+    }
+    chunk = (chunk / 64 + 1) * 64;
+  }
+  return limit;
+}
+
 std::uint64_t ChangeBitmap::marked_chunks() const {
   std::uint64_t n = 0;
   for (std::uint64_t s = 0; s < summary_words(); ++s) n += static_cast<std::uint64_t>(std::popcount(summary_[s]));

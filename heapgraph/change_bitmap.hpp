@@ -85,6 +85,11 @@ class ChangeBitmap {
     const std::atomic_ref<std::uint64_t> word(const_cast<std::uint64_t&>(bits_[i >> 6]));  // only loaded
     return (word.load(std::memory_order_acquire) >> (i & 63) & 1) != 0;
   }
+  /// The start of the first chunk marked in the summary from `from`'s chunk on, or
+  /// `limit` (at most `size()` as the writer last published it) when none below it is:
+  /// where a take or a walk from `from` finds something. Safe while the writer marks and
+  /// a taker takes (a chunk marked after the read is found by the next call).
+  std::uint64_t next_marked(std::uint64_t from, std::uint64_t limit) const;
   /// Chunks that may hold set bits (a popcount of the summary): an upper bound on the
   /// set bits / kIndicesPerChunk, and a lower bound on the words a walk visits.
   std::uint64_t marked_chunks() const;

@@ -433,16 +433,18 @@ RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices
   std::uint64_t taken = 0;  // the slices are planned in order, on this thread
   auto plan_part = [&](bool is_edges, ElementRange slice, auto&& classify) {
     if (end == RefreshPlanEnd::Whole && taken >= most_entries) end = RefreshPlanEnd::Enough;
-    for (std::uint64_t from = slice.begin; from < slice.end && end == RefreshPlanEnd::Whole;
-         from += kStopCheckEntries) {
+    ChangeBitmap& bits = is_edges ? changes.edges : changes.vertices;
+    // From one marked part to the next: an idle pass reads the summary, nothing more.
+    for (std::uint64_t from = bits.next_marked(slice.begin, slice.end);
+         from < slice.end && end == RefreshPlanEnd::Whole;
+         from = bits.next_marked(std::min(from + kStopCheckEntries, slice.end), slice.end)) {
       if (stop != nullptr && stop->load(std::memory_order_acquire)) {
         end = RefreshPlanEnd::Stopped;
       } else {
-        (is_edges ? changes.edges : changes.vertices)
-            .take_runs(from, std::min(from + kStopCheckEntries, slice.end), [&](std::uint64_t b, std::uint64_t e) {
-              taken += e - b;
-              classify(ElementRange{b, e});
-            });
+        bits.take_runs(from, std::min(from + kStopCheckEntries, slice.end), [&](std::uint64_t b, std::uint64_t e) {
+          taken += e - b;
+          classify(ElementRange{b, e});
+        });
       }
     }
   };

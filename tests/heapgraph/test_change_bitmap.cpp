@@ -112,6 +112,27 @@ TEST_CASE("random marks match a reference set, across clears and growth") {
   }
 }
 
+TEST_CASE("next_marked finds the next chunk marked in the summary, from the chunk of its start, below its limit") {
+  constexpr std::uint64_t chunk = ChangeBitmap::kIndicesPerChunk;
+  ChangeBitmap bits(std::uint64_t{1} << 24);
+  const std::uint64_t size = 200 * chunk + 99;
+  REQUIRE(bits.resize(size));
+  CHECK(bits.next_marked(0, size) == size);  // nothing marked
+  for (const std::uint64_t i : {std::uint64_t{5}, 3 * chunk + 17, 70 * chunk, 130 * chunk + 1, 200 * chunk + 50})
+    bits.mark(i);
+  CHECK(bits.next_marked(0, size) == 0);
+  CHECK(bits.next_marked(4, size) == 0);  // from the chunk of its start
+  CHECK(bits.next_marked(chunk, size) == 3 * chunk);
+  CHECK(bits.next_marked(3 * chunk + 4000, size) == 3 * chunk);
+  CHECK(bits.next_marked(4 * chunk, size) == 70 * chunk);  // across a summary word
+  CHECK(bits.next_marked(71 * chunk, size) == 130 * chunk);
+  CHECK(bits.next_marked(131 * chunk, size) == 200 * chunk);  // the partial last chunk
+  CHECK(bits.next_marked(131 * chunk, 150 * chunk) == 150 * chunk);  // none below the limit
+  CHECK(bits.next_marked(4 * chunk, 70 * chunk) == 70 * chunk);
+  bits.take_runs(0, 4 * chunk, [](std::uint64_t, std::uint64_t) {});
+  CHECK(bits.next_marked(0, size) == 70 * chunk);  // taken chunks are no longer marked
+}
+
 TEST_CASE("take_runs takes exactly the bits below its limit, in chunk-aligned slices") {
   std::mt19937_64 rng(11);
   ChangeBitmap bits(std::uint64_t{1} << 22);
