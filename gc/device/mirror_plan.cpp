@@ -437,7 +437,8 @@ RefreshPlanEnd plan_mirror_refresh(GraphChanges& changes, std::uint64_t vertices
     // From one marked part to the next: an idle pass reads the summary, nothing more.
     for (std::uint64_t from = bits.next_marked(slice.begin, slice.end);
          from < slice.end && end == RefreshPlanEnd::Whole;
-         from = bits.next_marked(std::min(from + kStopCheckEntries, slice.end), slice.end)) {
+         from = from + kStopCheckEntries < slice.end ? bits.next_marked(from + kStopCheckEntries, slice.end)
+                                                     : slice.end) {
       if (stop != nullptr && stop->load(std::memory_order_acquire)) {
         end = RefreshPlanEnd::Stopped;
       } else {
