@@ -448,6 +448,20 @@ TEST_CASE("bursts of every density, gathered into clusters: the plan brings a co
   }
 }
 
+TEST_CASE("a refresh whose index spaces end inside a chunk takes the changes there and ends") {
+  RefGraph graph;
+  const std::uint64_t entries = 5 * ChangeBitmap::kIndicesPerChunk + 100;
+  GraphChanges& changes = bare_graph(graph, entries);
+  for (const std::uint64_t i : {std::uint64_t{3}, entries - 90, entries - 1}) {
+    changes.vertices.mark(i);
+    changes.edges.mark(i);
+  }
+  MirrorPlan plan;
+  CHECK(plan_mirror_refresh(changes, entries, entries, plan) == RefreshPlanEnd::Whole);
+  CHECK(plan.changed_bytes == 3 * (MirrorPlan::kVertexBytes + MirrorPlan::kEdgeBytes));
+  CHECK(changes.vertices.count(entries) + changes.edges.count(entries) == 0);
+}
+
 TEST_CASE("a sync's plan hands each slice on in index order as it is planned; the rest of a whole upload covers "
           "the graph outside the ranges sent") {
   RefGraph graph;
