@@ -119,6 +119,18 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> runs_of(const ChangeBitmap&
   return runs;
 }
 
+/// Checks that `plan` sends at most twice its changed bytes (plus its tables), and that
+/// its direct ranges and its patch, packed on `pool` (may be null), bring a copy of the
+/// graph as `before` holds it up to date with `graph`.
+void check_plan_updates(const RefGraph& graph, const MirrorPlan& plan, const HostCopy& before, ThreadPool* pool) {
+  CHECK(plan.direct_bytes + plan.patch_bytes <= 2 * plan.changed_bytes + plan.table_bytes());
+  std::vector<std::byte> patch(plan.patch_bytes);
+  fill_mirror_patch(graph, plan, patch.data(), pool);
+  HostCopy copy = before;
+  copy.apply(graph, plan, patch);
+  CHECK(copy.equals(graph));
+}
+
 }  // namespace
 
 TEST_CASE("a sync planned and packed on many threads brings a copy of the graph up to date, as one on one thread does") {
@@ -362,12 +374,7 @@ TEST_CASE("changed runs close together go by DMA as one range when it is large a
   CHECK(plan.edge_pair_count() == 150 + 2000);
   CHECK(plan.vertex_run_count() == 0);
   CHECK(plan.vertex_record_count() == 100);
-  CHECK(plan.direct_bytes + plan.patch_bytes <= 2 * plan.changed_bytes + plan.table_bytes());
-  std::vector<std::byte> patch(plan.patch_bytes);
-  fill_mirror_patch(graph, plan, patch.data(), nullptr);
-  HostCopy copy = before;
-  copy.apply(graph, plan, patch);
-  CHECK(copy.equals(graph));
+  check_plan_updates(graph, plan, before, nullptr);
 
   // A refresh plans the same clusters, and one given up restores only the bits it took.
   const auto vertices_before = runs_of(changes.vertices, entries), edges_before = runs_of(changes.edges, entries);
@@ -424,23 +431,13 @@ TEST_CASE("bursts of every density, gathered into clusters: the plan brings a co
       plan_mirror_sync(graph, changes, entries, entries, &pool, plan);
       if (threads == 1) changed_bytes = plan.changed_bytes;
       CHECK(plan.changed_bytes == changed_bytes);
-      CHECK(plan.direct_bytes + plan.patch_bytes <= 2 * plan.changed_bytes + plan.table_bytes());
-      std::vector<std::byte> patch(plan.patch_bytes);
-      fill_mirror_patch(graph, plan, patch.data(), &pool);
-      HostCopy copy = before;
-      copy.apply(graph, plan, patch);
-      CHECK(copy.equals(graph));
+      check_plan_updates(graph, plan, before, &pool);
     }
     const auto vertices_before = runs_of(changes.vertices, entries), edges_before = runs_of(changes.edges, entries);
     MirrorPlan refresh;
     CHECK(plan_mirror_refresh(changes, entries, entries, refresh) == RefreshPlanEnd::Whole);
     CHECK(refresh.changed_bytes == changed_bytes);
-    CHECK(refresh.direct_bytes + refresh.patch_bytes <= 2 * refresh.changed_bytes + refresh.table_bytes());
-    std::vector<std::byte> patch(refresh.patch_bytes);
-    fill_mirror_patch(graph, refresh, patch.data(), nullptr);
-    HostCopy copy = before;
-    copy.apply(graph, refresh, patch);
-    CHECK(copy.equals(graph));
+    check_plan_updates(graph, refresh, before, nullptr);
     CHECK(changes.edges.count(entries) + changes.vertices.count(entries) == 0);
     restore_mirror_plan(refresh, changes);
     CHECK(runs_of(changes.edges, entries) == edges_before);
