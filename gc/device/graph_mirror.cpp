@@ -171,7 +171,7 @@ MirrorSyncStats GraphMirror::sync_changes(const RefGraph& graph, GraphChanges* c
     changed_bytes += held.changed_bytes;
     direct_bytes += held.direct_bytes;
     patch_bytes += held.patch_bytes;
-    for (const auto& ranges : held.direct) streamed_ranges += ranges.size();
+    streamed_ranges += held.direct_range_count();
     stats.handed_over_bytes = held.changed_bytes;
   }
   stats.waited = end == SyncEnd::Wait || direct_bytes != 0;
@@ -190,8 +190,7 @@ MirrorSyncStats GraphMirror::sync_changes(const RefGraph& graph, GraphChanges* c
   stats.patch_bytes = patch_bytes;
   stats.bytes = direct_bytes + patch_bytes;
   stats.direct_ranges = streamed_ranges;
-  if (full)
-    for (const auto& ranges : plan.direct) stats.direct_ranges += ranges.size();
+  if (full) stats.direct_ranges += plan.direct_range_count();
   stats.pinned_bytes = graph.pinned_bytes();
   stats.ms = clock.elapsed_ms();
   return stats;

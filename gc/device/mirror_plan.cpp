@@ -149,6 +149,15 @@ void plan_slice(Walk&& walk, const Encoding& encoding, std::vector<ElementRange>
   if (cluster_runs >= 2) close();
 }
 
+/// The bytes of `plan`'s direct ranges (a vertex's Begin and Degree ranges are one
+/// range of vertex entries).
+std::uint64_t direct_range_bytes(const MirrorPlan& plan) {
+  std::uint64_t bytes = 0;
+  for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Begin)]) bytes += length(r) * kVertexBytes;
+  for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)]) bytes += length(r) * kEdgeBytes;
+  return bytes;
+}
+
 /// Appends `ranges` to `to`, joining a range that starts where the last one ends.
 void append_joined(std::vector<ElementRange>& to, std::span<const ElementRange> ranges) {
   for (ElementRange r : ranges) {
@@ -303,6 +312,12 @@ std::uint64_t MirrorPlan::vertex_run_count() const {
   return n;
 }
 
+std::uint64_t MirrorPlan::direct_range_count() const {
+  std::uint64_t n = 0;
+  for (const auto& ranges : direct) n += ranges.size();
+  return n;
+}
+
 std::uint64_t MirrorPlan::table_bytes() const {
   std::uint64_t n = 0;
   for (const Piece& piece : pieces) n += piece.layout.table_bytes;
@@ -410,8 +425,7 @@ void plan_slices(std::uint64_t vertex_count, std::uint64_t edge_count, ThreadPoo
       append_joined(plan.direct[static_cast<int>(MirrorArray::Edges)], slice.direct);
     }
   }
-  for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Begin)]) plan.direct_bytes += length(r) * kVertexBytes;
-  for (ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)]) plan.direct_bytes += length(r) * kEdgeBytes;
+  plan.direct_bytes = direct_range_bytes(plan);
   place(plan);
 }
 
@@ -523,10 +537,7 @@ void plan_mirror_upload_rest(const RefGraph& graph, MirrorPlan& plan) {
   }
   plan.reset(0);
   for (int a = 0; a < 3; ++a) plan.direct[a] = std::move(rest[a]);
-  for (const ElementRange r : plan.direct[static_cast<int>(MirrorArray::Begin)])
-    plan.direct_bytes += length(r) * kVertexBytes;
-  for (const ElementRange r : plan.direct[static_cast<int>(MirrorArray::Edges)])
-    plan.direct_bytes += length(r) * kEdgeBytes;
+  plan.direct_bytes = direct_range_bytes(plan);
   plan.changed_bytes = changed_bytes;
 }
 

@@ -119,6 +119,8 @@ struct MirrorPlan {
   std::uint64_t vertex_record_count() const;
   std::uint64_t edge_run_count() const;
   std::uint64_t vertex_run_count() const;
+  /// The direct ranges of all three arrays.
+  std::uint64_t direct_range_count() const;
   /// The pieces' section tables' bytes, summed.
   std::uint64_t table_bytes() const;
 
