@@ -48,6 +48,10 @@ DeviceSession::~DeviceSession() {
   }
 }
 
+void DeviceSession::place_host_threads(const std::vector<unsigned>& cpus) {
+  if (refresher_) refresher_->place(cpus);
+}
+
 void DeviceSession::stop_refresh() {
   if (refresher_) refreshed_ += refresher_->stop();
 }

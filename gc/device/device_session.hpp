@@ -74,6 +74,9 @@ class DeviceSession {
   /// Before the first pause (Marker::watch): page-locks `graph` for the device, unless a
   /// pause came first, and starts refreshing the mirror from it, unless refresh is off.
   void watch(const RefGraph& graph, GraphChanges* changes);
+  /// Keeps the refresher's thread (which runs the device's side of a pause) on `cpus`
+  /// (Marker::place_host_threads).
+  void place_host_threads(const std::vector<unsigned>& cpus);
 
   /// The device in use, or null on the CPU.
   const DeviceInfo* device() const { return backend_ ? &backend_->info() : nullptr; }

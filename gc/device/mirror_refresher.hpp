@@ -63,6 +63,7 @@
 
 #include "gc/device/device_backend.hpp"
 #include "gc/device/graph_mirror.hpp"
+#include "gc/util/thread_placement.hpp"
 
 namespace gcvm {
 
@@ -102,6 +103,8 @@ class MirrorRefresher {
 
   /// Starts refreshing the mirror from `graph` (its change record) until `stop`.
   void resume(const RefGraph& graph, GraphChanges& changes);
+  /// Lets the thread run only on `cpus` (gc/util/thread_placement.hpp).
+  void place(const std::vector<unsigned>& cpus) { place_thread(thread_.native_handle(), cpus); }
   /// Stops refreshing (see above) and returns what the refreshes sent since the last
   /// `stop`; rethrows a device error the thread met.
   MirrorRefreshStats stop();

@@ -103,7 +103,9 @@ BlockAllocator::Slot Heap::allocate_in_new_block(ShapeId shape) {
     return {};
   }
   initialize_block_fields(*block, shapes_.layout(shape), *block >= high_water);
-  return blocks_.allocate_in_block(*block);
+  const BlockAllocator::Slot slot = blocks_.allocate_in_block(*block);
+  check_used_bytes_watch();
+  return slot;
 }
 
 BlockAllocator::Slot Heap::allocate_off_cursor(ShapeId shape) {
@@ -153,6 +155,7 @@ ObjectId Heap::allocate_array(ShapeId shape, std::uint64_t length) {
   } else {
     graph_.assign_vertex(id, 0, 0);
   }
+  check_used_bytes_watch();
   return id;
 }
 

@@ -28,9 +28,14 @@
 //   the allocation slow paths sweep pending blocks before they take a fresh block or
 //   give up on the limit; `finish_lazy_sweep` sweeps the rest. Objects in pending
 //   blocks stay allocated (and counted in used_bytes()) until their block is swept.
+// - A used-bytes watch (watch_used_bytes) is checked only where used_bytes() grows (a
+//   fresh block, an array's storage), never on the allocation fast path, and fires at
+//   most once per arming, from the allocating thread after the allocation succeeded.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -215,7 +220,25 @@ class Heap {
   std::uint64_t limit_bytes() const { return limit_bytes_; }
   std::uint64_t array_bytes() const { return array_bytes_; }
 
+  /// Calls `reached` once, from the first allocation that takes a fresh block or an
+  /// array's storage and leaves used_bytes() at or above `bytes`, then disarms; a later
+  /// call replaces the armed watch. The collector's foresight of its next pause: the
+  /// heap only reports how full it is (gc/plans/sweep_pool_waker.hpp decides what for).
+  void watch_used_bytes(std::uint64_t bytes, std::function<void()> reached) {
+    watch_bytes_ = bytes;
+    watch_reached_ = std::move(reached);
+  }
+  void disarm_used_bytes_watch() { watch_bytes_ = kUnwatched; }
+
  private:
+  static constexpr std::uint64_t kUnwatched = std::numeric_limits<std::uint64_t>::max();
+  /// After an allocation that grew used_bytes(): fires the watch if it is reached.
+  void check_used_bytes_watch() {
+    if (used_bytes() >= watch_bytes_) [[unlikely]] {
+      watch_bytes_ = kUnwatched;
+      watch_reached_();
+    }
+  }
   [[noreturn]] static void reject_array_shape();
   /// The write barrier of every reference store (after the heap write).
   void barrier(ObjectId holder, std::uint32_t slot, ObjectId target) {
@@ -292,6 +315,8 @@ class Heap {
   std::vector<SweepDebt> sweep_debts_;  // see sweep_debts
   StorageReleaser releaser_;  // frees swept arrays' storage after the pause
   std::uint64_t array_bytes_ = 0;
+  std::uint64_t watch_bytes_ = kUnwatched;  // watch_used_bytes
+  std::function<void()> watch_reached_;
 };
 
 }  // namespace gcvm

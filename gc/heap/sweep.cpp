@@ -48,6 +48,12 @@ SweepStats sweep(Heap& heap, const MarkBitmap& marks) {
   });
 }
 
+SweepPoolPlacement sleeping_sweep_pool_placement(unsigned pool_threads, const std::vector<unsigned>& allowed) {
+  const unsigned workers = pool_threads - 1;
+  if (pool_threads < 2 || allowed.size() < std::size_t{workers} + 2) return {};
+  return {{allowed.end() - workers, allowed.end()}, {allowed.begin(), allowed.begin() + 2}};
+}
+
 SweepStats sweep(Heap& heap, const MarkBitmap& marks, ThreadPool& pool) {
   return sweep_with(heap, [&](SweepStats& stats) {
     struct alignas(64) Counts {  // a cache line each: tasks run side by side

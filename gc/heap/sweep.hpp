@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "gc/heap/heap.hpp"
 #include "gc/heap/mark_bitmap.hpp"
@@ -85,6 +86,22 @@ constexpr unsigned sweep_pool_wake_microseconds(double last_mark_ms) {
 constexpr unsigned sleeping_sweep_pool_threads(unsigned hardware_threads) {
   return hardware_threads > 3 ? hardware_threads - 1 : 2;
 }
+/// Where such a pool's threads and the pause's own run (gc/util/thread_placement.hpp).
+/// A polling worker is preempted by any thread the kernel places on its core, and
+/// waits there whatever cores are idle: on the H200 hosts 6-11 of the pool's 15
+/// threads reached a warm pause's sweep, even with the pool woken 2 ms ahead, and a
+/// worker pinned alone to its core held the unpinned pause's thread or the mirror's
+/// refresher, when they came to share it, for milliseconds (first pauses 2-4x longer).
+/// So the pool's workers get a CPU each and the pause's thread (the mutator's) and the
+/// device marker's host threads (Marker::place_host_threads) the two CPUs left: the
+/// two lowest the process may run on (`allowed`, increasing). Empty (nothing placed)
+/// when `allowed` has fewer CPUs than the pool's workers and those two.
+struct SweepPoolPlacement {
+  std::vector<unsigned> workers;  // one CPU for each worker
+  std::vector<unsigned> pause;    // the pause's thread and the device's host threads
+  bool empty() const { return workers.empty(); }
+};
+SweepPoolPlacement sleeping_sweep_pool_placement(unsigned pool_threads, const std::vector<unsigned>& allowed);
 
 /// Frees every allocated object whose mark bit is clear. `marks` covers the heap.
 SweepStats sweep(Heap& heap, const MarkBitmap& marks);

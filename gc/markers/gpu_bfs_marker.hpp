@@ -196,6 +196,7 @@ class GpuBfsMarker final : public Marker {
   const DeviceInfo* device() const { return session_.device(); }
   void after_pause() override { session_.after_pause(); }
   void watch(const RefGraph& graph, GraphChanges* changes) override { session_.watch(graph, changes); }
+  void place_host_threads(const std::vector<unsigned>& cpus) override { session_.place_host_threads(cpus); }
 
  private:
   /// A collection's schedule (queue=auto: the policy in the header comment).

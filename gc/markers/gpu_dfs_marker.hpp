@@ -116,6 +116,7 @@ class GpuDfsMarker final : public Marker {
   const DeviceInfo* device() const { return session_.device(); }
   void after_pause() override { session_.after_pause(); }
   void watch(const RefGraph& graph, GraphChanges* changes) override { session_.watch(graph, changes); }
+  void place_host_threads(const std::vector<unsigned>& cpus) override { session_.place_host_threads(cpus); }
 
  private:
   /// What the pause's part of a mark leaves for the rest.

@@ -162,6 +162,11 @@ class Marker {
   /// (the mirror's refresher), so that the first pause finds it mostly there. Default:
   /// nothing.
   virtual void watch(const RefGraph& /*graph*/, GraphChanges* /*changes*/) {}
+  /// Called at most once, by a plan that keeps its pauses' threads on `cpus` (the
+  /// Collector, with a device marker's sweep pool placed: gc/heap/sweep.hpp): the
+  /// marker's own threads that serve a pause (a device marker's mirror refresher, which
+  /// runs the device's side of it) move there. Default: nothing.
+  virtual void place_host_threads(const std::vector<unsigned>& /*cpus*/) {}
   /// In the pause: a snapshot of request.graph and request.roots (request.premarked
   /// must be empty), to be marked by the returned SnapshotMark after the pause. At most
   /// one snapshot mark of a marker exists at a time, and `mark` is not called while it

@@ -6,6 +6,7 @@
 #include "gc/markers/mark_checker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "gc/util/stopwatch.hpp"
+#include "gc/util/thread_placement.hpp"
 #include "gc/util/thread_pool.hpp"
 
 namespace gcvm {
@@ -73,8 +74,20 @@ Collector::Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify, De
   if (verify_) reference_ = std::make_unique<SerialMarker>();
   marker_->watch(heap_.graph(), &heap_.graph().changes());
   // The device markers' sweep pool is made now: a collection never creates a thread.
-  if (const unsigned hardware = ThreadPool::resolve(0); marker_->constraints().needs_device && hardware >= 2)
-    sweep_pool_ = std::make_unique<ThreadPool>(sleeping_sweep_pool_threads(hardware));
+  const unsigned hardware = ThreadPool::resolve(0);
+  if (!marker_->constraints().needs_device || hardware < 2) return;
+  const unsigned threads = sleeping_sweep_pool_threads(hardware);
+  const SweepPoolPlacement placement = sleeping_sweep_pool_placement(threads, allowed_cpus());
+  sweep_pool_ = std::make_unique<ThreadPool>(threads, placement.workers);
+  if (!placement.empty()) {
+    pause_placement_ = std::make_unique<ScopedThreadPlacement>(placement.pause);
+    marker_->place_host_threads(placement.pause);
+  }
+  // The pool's workers polling ahead of a pause share the cores with the mutator and
+  // the mirror's refresher: from 4 hardware threads the pool has hardware - 2 workers,
+  // so the three fit (on fewer, a worker would take the mutator's core).
+  if (hardware >= 4)
+    waker_ = std::make_unique<SweepPoolWaker>(heap_, *sweep_pool_, process_ms);
 }
 
 Collector::~Collector() = default;
@@ -106,6 +119,7 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
   stats.reason = std::move(reason);
   stats.collector = std::string(marker_->name());
   stats.heap_before_bytes = heap_.used_bytes();
+  if (waker_) stats.sweep_pool_lead_ms = waker_->pause_started(stats.start_ms, stats.heap_before_bytes);
   auto what = [&] {  // names the collection in a VerifyError
     return "collection " + std::to_string(stats.index) +
            (stats.generational ? std::string(" (") + kind_name(kind) + ")" : std::string());
@@ -176,6 +190,9 @@ CollectionStats Collector::collect(std::span<const ObjectId> roots, std::string 
     stats.mature_objects = outcome.mature;
   }
   stats.heap_after_bytes = heap_.used_bytes();
+  if (waker_)
+    waker_->pause_ended(process_ms(), stats.heap_before_bytes, stats.heap_after_bytes, last_mark_ms_,
+                        device_pool != nullptr && pool == device_pool);
   stats.pause_ms = pause.elapsed_ms() - stats.verify_ms;
   stats.mark.finish_details();
   stats.cpu_ms = process_cpu_ms() - cpu_at_start;

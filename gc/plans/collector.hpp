@@ -11,10 +11,17 @@
 // (sweep.hpp); for device markers (whose host threads are otherwise idle in the
 // pause) on a pool of every hardware thread but one (the device's host thread keeps
 // it, sweep.hpp) that the collector owns (made with the collector: a pause creates no
-// thread; same heap size bound), which it wakes once the device has the mark's first
-// kernels (MarkRequest::on_device_busy, ThreadPool::wake), so that its threads are
-// awake when the device's mark comes back and do not poll through the mirror's sync
-// before it; else, and for the serial marker, serially. The policy only picks the
+// thread; same heap size bound), which is woken shortly before the pause, by the
+// allocation that brings the heap near the level the last pause began at
+// (sweep_pool_waker.hpp; on hosts of 4 hardware threads or more, where the polling
+// threads, the mutator and the mirror's refresher fit on the cores), and again once
+// the device has the mark's first kernels (MarkRequest::on_device_busy,
+// ThreadPool::wake), so that its threads are awake when the device's mark comes back;
+// else, and for the serial marker, serially. Where the host has the CPUs for it, the
+// pool's workers are pinned one to a CPU and the collector keeps the thread that made
+// it (the mutator's, which runs the pauses) and the marker's host threads on the two
+// CPUs left, for its lifetime (sweep.hpp, SweepPoolPlacement), so that no thread of the
+// pause shares a core with a polling worker. The policy only picks the
 // threads: both sweeps leave the same heap. The same pool is the device marker's for
 // the rest of the pause's CPU work (MarkRequest::host_pool): a large sync's planning
 // and packing, and the CPU end of a fallback, so that no second pool's threads share
@@ -48,6 +55,8 @@
 #include "gc/markers/marker.hpp"
 #include "gc/heap/sweep.hpp"
 #include "gc/plans/device_fallback.hpp"
+#include "gc/plans/sweep_pool_waker.hpp"
+#include "gc/util/thread_placement.hpp"
 
 namespace gcvm {
 
@@ -92,6 +101,9 @@ struct CollectionStats {
   double pause_ms = 0;  // whole collection, verification excluded
   double start_ms = 0;  // when it began, on the process clock (gc/util/stopwatch.hpp)
   double cpu_ms = -1;   // process CPU time (all threads) during the pause, verification included; -1: not measured
+  /// How long before the pause the device marker's sweep pool was woken
+  /// (gc/plans/sweep_pool_waker.hpp); -1: it was not woken ahead.
+  double sweep_pool_lead_ms = -1;
   MarkStats mark;
   SweepStats sweep;
   std::uint64_t remembered_objects = 0;  // remembered set at the start (young collections)
@@ -154,6 +166,8 @@ class Collector {
   /// The device marker's sweep pool when this collection sweeps on it, else null.
   ThreadPool* device_sweep_pool(std::uint32_t blocks);
   std::unique_ptr<ThreadPool> sweep_pool_;  // device markers' parallel sweep, made with the collector
+  std::unique_ptr<SweepPoolWaker> waker_;   // wakes sweep_pool_ ahead of a pause (hosts of 4 threads or more)
+  std::unique_ptr<ScopedThreadPlacement> pause_placement_;  // the constructing (mutator's) thread, while sweep_pool_ is placed
   double last_mark_ms_ = -1;                // the last mark's time; -1 before the first
 };
 

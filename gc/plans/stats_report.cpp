@@ -27,6 +27,7 @@ nlohmann::json collection_json(const CollectionStats& s) {
       {"sweep_settle_ms", s.sweep.settle_ms},
       {"sweep_threads", s.sweep.threads},
       {"sweep_block_work_ms", s.sweep.block_work_ms},
+      {"sweep_pool_lead_ms", s.sweep_pool_lead_ms >= 0 ? nlohmann::json(s.sweep_pool_lead_ms) : nlohmann::json()},
       {"pause_ms", s.pause_ms},
       {"start_ms", s.start_ms},
       {"cpu_ms", s.cpu_ms >= 0 ? nlohmann::json(s.cpu_ms) : nlohmann::json()},

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
+#include <utility>
 
 #include "gc/util/spin.hpp"
+#include "gc/util/thread_placement.hpp"
 
 namespace gcvm {
 
@@ -31,7 +34,10 @@ unsigned ThreadPool::resolve(unsigned threads) {
   return hardware == 0 ? 1 : hardware;
 }
 
-ThreadPool::ThreadPool(unsigned threads) : size_(resolve(threads)) {
+ThreadPool::ThreadPool(unsigned threads, std::vector<unsigned> worker_cpus)
+    : size_(resolve(threads)), worker_cpus_(std::move(worker_cpus)) {
+  if (!worker_cpus_.empty() && worker_cpus_.size() != size_ - 1)
+    throw std::invalid_argument("a thread pool's worker CPUs: one for each worker");
   workers_.reserve(size_ - 1);
   for (unsigned i = 1; i < size_; ++i) workers_.emplace_back([this, i] { work(i); });
 }
@@ -108,6 +114,8 @@ unsigned ThreadPool::for_each_task(std::uint64_t tasks, const std::function<void
 }
 
 void ThreadPool::work(unsigned index) {
+  // An unpinned worker spreads over the process's CPUs whatever its creator's placement.
+  place_thread(pthread_self(), worker_cpus_.empty() ? process_cpus() : std::vector<unsigned>{worker_cpus_[index - 1]});
   warm_allocator();
   std::uint64_t seen = 0;
   unsigned poll = kSpinMicroseconds;

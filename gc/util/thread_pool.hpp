@@ -41,6 +41,17 @@
 // GCBench waited 1.5-1.9 ms for a worker that marked nothing (woken late), where the
 // mark itself took 0.4 ms.
 //
+// Placement: a worker that polls (after a job, or woken ahead of one) is preempted by
+// any thread the kernel places on its core, and waits there until that thread blocks,
+// however many cores are idle: on a 2-core container a worker woken 2 ms ahead of a
+// job, and polling since, missed every job whose caller had just woken on its core
+// (the caller ran the whole job before the worker ran again). A pool made with one
+// CPU per worker pins each worker to its own; the threads that publish its jobs (and
+// any other that must not wait) are then to be kept off those CPUs, since a pinned
+// worker cannot move away from a thread placed on its core either
+// (gc/heap/sweep.hpp's SweepPoolPlacement does both). Unpinned workers run on the CPUs
+// the process started with (gc/util/thread_placement.hpp), whatever their creator's.
+//
 // One job at a time: `run` must not be called concurrently or from inside a job.
 #pragma once
 
@@ -59,7 +70,9 @@ class ThreadPool {
 
   /// `threads` participants in every job, the calling thread included; 0 means every
   /// hardware thread. A pool of 1 runs jobs on the caller and owns no thread.
-  explicit ThreadPool(unsigned threads);
+  /// `worker_cpus`, if not empty, has one CPU for each worker (threads - 1 of them):
+  /// worker i runs only on worker_cpus[i - 1] (see "Placement" above).
+  explicit ThreadPool(unsigned threads, std::vector<unsigned> worker_cpus = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -102,6 +115,7 @@ class ThreadPool {
   static std::uint64_t gate_of(std::uint64_t generation) { return (generation >> 1) << 32; }
 
   unsigned size_;
+  std::vector<unsigned> worker_cpus_;
   std::vector<std::thread> workers_;
   const std::function<void(unsigned)>* job_ = nullptr;  // written before generation_ is bumped
   // Set by the destructor before it publishes the last generation. Atomic because a

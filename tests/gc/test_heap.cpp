@@ -219,3 +219,43 @@ TEST_CASE("rebuild marks only the slots it changes") {
   CHECK(heap.graph().changes().edges.count(heap.graph().edge_count()) == 1);
   CHECK(heap.graph().edge_data()[heap.graph().begin(objs[99999])] == objs[0]);
 }
+
+TEST_CASE("a used-bytes watch fires once, from the allocation that grows the heap to its level") {
+  Heap heap(HeapConfig{.limit_bytes = 4 << 20});
+  const ShapeId node = heap.shapes().intern(2, 1);
+  int fired = 0;
+  std::uint64_t used_when_fired = 0;
+  const std::uint64_t level = 64 * kBlockBytes + 1;
+  heap.watch_used_bytes(level, [&] {
+    ++fired;
+    used_when_fired = heap.used_bytes();
+  });
+  std::uint64_t used_before_last = 0;
+  while (fired == 0) {
+    used_before_last = heap.used_bytes();
+    REQUIRE(heap.allocate(node) != kNullRef);
+  }
+  CHECK(used_before_last < level);
+  CHECK(used_when_fired >= level);
+  CHECK(used_when_fired == heap.used_bytes());
+  for (int i = 0; i < 10000; ++i) REQUIRE(heap.allocate(node) != kNullRef);
+  CHECK(fired == 1);
+
+  SUBCASE("an array's storage reaches the level too") {
+    heap.watch_used_bytes(heap.used_bytes() + 100000, [&] { ++fired; });
+    REQUIRE(heap.allocate_scalar_array(1000) != kNullRef);  // 8,000 bytes: below the level
+    CHECK(fired == 1);
+    REQUIRE(heap.allocate_ref_array(30000) != kNullRef);  // 120,000 bytes
+    CHECK(fired == 2);
+  }
+  SUBCASE("a disarmed watch does not fire, a replaced one fires at its new level") {
+    heap.watch_used_bytes(heap.used_bytes() + 1, [&] { fired += 10; });
+    heap.disarm_used_bytes_watch();
+    for (int i = 0; i < 10000; ++i) REQUIRE(heap.allocate(node) != kNullRef);
+    CHECK(fired == 1);
+    heap.watch_used_bytes(heap.used_bytes() + 1, [&] { fired += 10; });
+    heap.watch_used_bytes(heap.used_bytes() + 8 * kBlockBytes, [&] { fired += 100; });
+    for (int i = 0; i < 10000; ++i) REQUIRE(heap.allocate(node) != kNullRef);
+    CHECK(fired == 101);
+  }
+}

@@ -159,3 +159,17 @@ TEST_CASE("a device marker's sweep pool leaves one hardware thread to the device
   static_assert(sweep_pool_wake_microseconds(50) == 20000);
   CHECK(sleeping_sweep_pool_threads(16) == 15);
 }
+
+TEST_CASE("a device marker's sweep pool places a worker on each CPU but the two lowest, which the pause keeps") {
+  const SweepPoolPlacement sixteen = sleeping_sweep_pool_placement(15, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+  CHECK(sixteen.pause == std::vector<unsigned>{0, 1});
+  CHECK(sixteen.workers == std::vector<unsigned>{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+  // A process kept to some CPUs (taskset): its own CPUs, in order.
+  const SweepPoolPlacement some = sleeping_sweep_pool_placement(4, {3, 5, 8, 9, 12});
+  CHECK(some.pause == std::vector<unsigned>{3, 5});
+  CHECK(some.workers == std::vector<unsigned>{8, 9, 12});
+  // Too few CPUs for the workers and the pause's two: nothing is placed.
+  CHECK(sleeping_sweep_pool_placement(4, {0, 1, 2, 3}).empty());
+  CHECK(sleeping_sweep_pool_placement(4, {0, 1, 2, 3}).pause.empty());
+  CHECK(sleeping_sweep_pool_placement(2, {}).empty());
+}

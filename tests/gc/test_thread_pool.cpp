@@ -1,11 +1,14 @@
 #include <doctest/doctest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "gc/util/thread_placement.hpp"
 #include "gc/util/thread_pool.hpp"
 
 using namespace gcvm;
@@ -102,5 +105,37 @@ TEST_CASE("thread pool: run_arriving runs the caller and the workers that arrive
       pool.for_each_task(tasks, [&](std::uint64_t t) { done[t].fetch_add(1); });
       for (std::uint64_t t = 0; t < tasks; ++t) REQUIRE(done[t].load() == 1);
     }
+  }
+}
+
+TEST_CASE("thread pool: pinned workers run on their CPUs; unpinned ones on the process's, whatever their creator's") {
+  const std::vector<unsigned> cpus = process_cpus();
+  REQUIRE(!cpus.empty());
+  SUBCASE("pinned") {
+    if (cpus.size() < 2) return;
+    ThreadPool pool(2, {cpus.back()});
+    std::vector<unsigned> worker_cpus;
+    int where = -1;
+    pool.run([&](unsigned index) {
+      if (index != 1) return;
+      worker_cpus = allowed_cpus();
+      where = sched_getcpu();
+    });
+    CHECK(worker_cpus == std::vector<unsigned>{cpus.back()});
+    CHECK(where == static_cast<int>(cpus.back()));
+    CHECK_THROWS_AS(ThreadPool(3, {cpus.back()}), std::invalid_argument);
+  }
+  SUBCASE("made by a thread kept to one CPU") {
+    std::vector<std::vector<unsigned>> seen(3);
+    {
+      const ScopedThreadPlacement kept({cpus.front()});
+      CHECK(allowed_cpus() == std::vector<unsigned>{cpus.front()});
+      ThreadPool pool(3);
+      pool.run([&](unsigned index) { seen[index] = allowed_cpus(); });
+    }
+    CHECK(allowed_cpus() == cpus);  // the scope gave the thread its CPUs back
+    CHECK(seen[0] == std::vector<unsigned>{cpus.front()});
+    CHECK(seen[1] == cpus);
+    CHECK(seen[2] == cpus);
   }
 }
