@@ -8,7 +8,7 @@
 namespace gcvm {
 
 SweepPoolWaker::SweepPoolWaker(Heap& heap, ThreadPool& pool, std::function<double()> clock)
-    : heap_(heap), pool_(pool), clock_(std::move(clock)) {}
+    : heap_(heap), pool_(pool), clock_(std::move(clock)), last_end_ms_(clock_()), last_end_bytes_(heap.used_bytes()) {}
 
 double SweepPoolWaker::pause_started(double now_ms, std::uint64_t used_bytes) {
   heap_.disarm_used_bytes_watch();
@@ -16,7 +16,7 @@ double SweepPoolWaker::pause_started(double now_ms, std::uint64_t used_bytes) {
   const double lead_ms = woken_ms_ >= 0 ? now_ms - woken_ms_ : -1;
   armed_bytes_ = 0;
   woken_ms_ = -1;
-  if (last_end_ms_ < 0 || used_bytes <= last_end_bytes_) return lead_ms;
+  if (used_bytes <= last_end_bytes_) return lead_ms;
   const std::uint64_t growth = used_bytes - last_end_bytes_;
   if (lead_bytes_ == 0) {
     const double rate = static_cast<double>(growth) / std::max(now_ms - last_end_ms_, 1e-3);

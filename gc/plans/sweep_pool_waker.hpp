@@ -14,10 +14,11 @@
 //   start disarms the watch, its end arms the next one. Only the pool's jobs run in
 //   pauses, so a wake-up never meets a job.
 // - The level is the last pause's starting heap less a lead in bytes: the heap's growth
-//   in kTargetLeadMs at the mutator's rate between the last two pauses, then, pause by
-//   pause, scaled by how far the wake-up's measured lead missed kTargetLeadMs (by at
-//   most 2x a pause; doubled when no wake-up came) and kept within half a cycle's
-//   growth. Nothing is armed before the second pause (no rate yet).
+//   in kTargetLeadMs at the mutator's rate before the first pause (from the waker's
+//   making, with the plan), then, pause by pause, scaled by how far the wake-up's
+//   measured lead missed kTargetLeadMs (by at most 2x a pause; doubled when no wake-up
+//   came) and kept within half a cycle's growth. So the second pause is the first one
+//   woken ahead (a program of two collections has one warm pause).
 #pragma once
 
 #include <cstdint>
@@ -60,8 +61,8 @@ class SweepPoolWaker {
   Heap& heap_;
   ThreadPool& pool_;
   std::function<double()> clock_;
-  double last_end_ms_ = -1;           // the last pause's end; -1 before the first
-  std::uint64_t last_end_bytes_ = 0;  // the heap the last pause left
+  double last_end_ms_;                // the last pause's end (the waker's making before the first)
+  std::uint64_t last_end_bytes_;      // the heap the last pause left (or the waker found)
   std::uint64_t lead_bytes_ = 0;
   std::uint64_t armed_bytes_ = 0;
   double woken_ms_ = -1;              // this cycle's wake-up; -1 before it

@@ -23,23 +23,19 @@ TEST_CASE("the sweep pool's waker learns the lead from the mutator's rate and fr
   double now = 0;
   SweepPoolWaker waker(heap, pool, [&] { return now; });
   constexpr std::uint64_t kCycle = 4 << 20;
+  CHECK(waker.armed_bytes() == 0);  // nothing until a pause has ended
 
-  // First pause: nothing known, nothing armed.
-  CHECK(waker.pause_started(now, heap.used_bytes()) == -1);
-  now += 0.5;
-  waker.pause_ended(now, heap.used_bytes(), heap.used_bytes(), 0.2, true);
-  CHECK(waker.armed_bytes() == 0);
-
-  // The mutator grows the heap by 4 MiB in 10 ms: a lead of 2 ms is 0.8 MiB.
+  // The mutator grows the heap by 4 MiB in the 10 ms before the first pause: a lead of
+  // 2 ms is 0.8 MiB, armed below the level the first pause began at.
   grow(heap, node, kCycle);
   now += 10;
-  const std::uint64_t second_start = heap.used_bytes();
-  CHECK(waker.pause_started(now, second_start) == -1);
+  const std::uint64_t first_start = heap.used_bytes();
+  CHECK(waker.pause_started(now, first_start) == -1);
   const std::uint64_t rate_lead = waker.lead_bytes();
-  CHECK(rate_lead == doctest::Approx(second_start * SweepPoolWaker::kTargetLeadMs / 10).epsilon(0.02));
+  CHECK(rate_lead == doctest::Approx(first_start * SweepPoolWaker::kTargetLeadMs / 10).epsilon(0.02));
   now += 0.5;
-  waker.pause_ended(now, second_start, 0, 0.2, true);  // as if the sweep had freed everything
-  CHECK(waker.armed_bytes() == second_start - rate_lead);
+  waker.pause_ended(now, first_start, 0, 0.2, true);  // as if the sweep had freed everything
+  CHECK(waker.armed_bytes() == first_start - rate_lead);
 
   // The wake-up comes at the armed level; the pause 4 ms later: the lead halves.
   grow(heap, node, waker.armed_bytes() - heap.used_bytes() - kBlockBytes);
