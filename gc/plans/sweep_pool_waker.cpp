@@ -10,6 +10,10 @@ namespace gcvm {
 SweepPoolWaker::SweepPoolWaker(Heap& heap, ThreadPool& pool, std::function<double()> clock)
     : heap_(heap), pool_(pool), clock_(std::move(clock)), last_end_ms_(clock_()), last_end_bytes_(heap.used_bytes()) {}
 
+SweepPoolWaker::~SweepPoolWaker() {
+  if (armed_bytes_ != 0) heap_.disarm_used_bytes_watch();
+}
+
 double SweepPoolWaker::pause_started(double now_ms, std::uint64_t used_bytes) {
   heap_.disarm_used_bytes_watch();
   const bool armed = armed_bytes_ != 0;

@@ -39,6 +39,10 @@ class SweepPoolWaker {
 
   /// `clock` reads milliseconds on the clock of the pauses' start and end times.
   SweepPoolWaker(Heap& heap, ThreadPool& pool, std::function<double()> clock);
+  /// Disarms the heap's watch, which calls back into this waker.
+  ~SweepPoolWaker();
+  SweepPoolWaker(const SweepPoolWaker&) = delete;
+  SweepPoolWaker& operator=(const SweepPoolWaker&) = delete;
 
   /// A pause starts at `now_ms` with `used_bytes` in the heap: disarms the watch and
   /// learns from this cycle's wake-up. Returns how long before `now_ms` the pool was

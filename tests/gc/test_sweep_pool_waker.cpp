@@ -72,3 +72,20 @@ TEST_CASE("the sweep pool's waker learns the lead from the mutator's rate and fr
     CHECK(waker.pause_started(now, heap.used_bytes()) == -1);
   }
 }
+
+TEST_CASE("a waker destroyed while its wake-up is armed leaves the heap's watch disarmed") {
+  Heap heap(HeapConfig{.limit_bytes = 16 << 20});
+  const ShapeId node = heap.shapes().intern(1, 1);
+  ThreadPool pool(2);
+  double now = 0;
+  {
+    SweepPoolWaker waker(heap, pool, [&] { return now; });
+    grow(heap, node, 1 << 20);
+    now += 10;
+    waker.pause_started(now, heap.used_bytes());
+    waker.pause_ended(now + 0.5, heap.used_bytes() + (4 << 20), heap.used_bytes(), 0.2, true);
+    REQUIRE(waker.armed_bytes() != 0);
+  }
+  grow(heap, node, 8 << 20);  // past the level the waker had armed: nothing calls into it
+  CHECK(heap.used_bytes() >= (9u << 20));
+}
