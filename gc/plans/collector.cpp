@@ -74,20 +74,20 @@ Collector::Collector(Heap& heap, std::unique_ptr<Marker> marker, bool verify, De
   if (verify_) reference_ = std::make_unique<SerialMarker>();
   marker_->watch(heap_.graph(), &heap_.graph().changes());
   // The device markers' sweep pool is made now: a collection never creates a thread.
-  const unsigned hardware = ThreadPool::resolve(0);
+  // It is sized by the CPUs this thread may run on (`taskset` narrows them), not by the
+  // machine's.
+  const std::vector<unsigned> cpus = allowed_cpus();
+  const unsigned hardware = cpus.empty() ? ThreadPool::resolve(0) : static_cast<unsigned>(cpus.size());
   if (!marker_->constraints().needs_device || hardware < 2) return;
   const unsigned threads = sleeping_sweep_pool_threads(hardware);
-  const SweepPoolPlacement placement = sleeping_sweep_pool_placement(threads, allowed_cpus());
+  const SweepPoolPlacement placement = sleeping_sweep_pool_placement(threads, cpus);
   sweep_pool_ = std::make_unique<ThreadPool>(threads, placement.workers);
-  if (!placement.empty()) {
-    pause_placement_ = std::make_unique<ScopedThreadPlacement>(placement.pause);
-    marker_->place_host_threads(placement.pause);
-  }
-  // The pool's workers polling ahead of a pause share the cores with the mutator and
-  // the mirror's refresher: from 4 hardware threads the pool has hardware - 2 workers,
-  // so the three fit (on fewer, a worker would take the mutator's core).
-  if (hardware >= 4)
-    waker_ = std::make_unique<SweepPoolWaker>(heap_, *sweep_pool_, process_ms);
+  if (placement.empty()) return;
+  pause_placement_ = std::make_unique<ScopedThreadPlacement>(placement.pause);
+  marker_->place_host_threads(placement.pause);
+  // The workers poll ahead of a pause only where each has a core of its own, apart
+  // from the mutator's and the refresher's.
+  waker_ = std::make_unique<SweepPoolWaker>(heap_, *sweep_pool_, process_ms);
 }
 
 Collector::~Collector() = default;
