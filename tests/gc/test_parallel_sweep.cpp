@@ -3,12 +3,15 @@
 #include <set>
 
 #include "gc/heap/heap_materializer.hpp"
+#include "gc/markers/marker_registry.hpp"
 #include "gc/markers/parallel_marker.hpp"
 #include "gc/markers/serial_marker.hpp"
 #include "gc/plans/collector.hpp"
 #include "gc/heap/sweep.hpp"
 #include "heapgraph/graph_spec.hpp"
+#include "gc/util/thread_placement.hpp"
 #include "heapgraph/synthetic_heaps.hpp"
+#include "device_fixtures.hpp"
 #include "heap_mutator.hpp"
 
 using namespace gcvm;
@@ -172,4 +175,36 @@ TEST_CASE("a device marker's sweep pool places a worker on each CPU but the two 
   CHECK(sleeping_sweep_pool_placement(4, {0, 1, 2, 3}).empty());
   CHECK(sleeping_sweep_pool_placement(4, {0, 1, 2, 3}).pause.empty());
   CHECK(sleeping_sweep_pool_placement(2, {}).empty());
+}
+
+TEST_CASE("a device collector keeps its thread on the pause's CPUs, wakes its pool ahead of pauses and marks exactly") {
+  const std::vector<unsigned> before = allowed_cpus();
+  // Placed only where the process has a CPU for each of the pool's workers and two more.
+  const bool placed = before.size() >= 4;
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    Heap heap(HeapConfig{.limit_bytes = 256u << 20});
+    const ShapeId node = heap.shapes().intern(1, 0);
+    std::vector<ObjectId> roots;
+    {
+      Collector collector(heap, make_marker({.name = "gpu-bfs", .options = {}, .threads = 0, .device = device}), true);
+      CHECK(allowed_cpus() == (placed ? std::vector<unsigned>{before[0], before[1]} : before));
+      // Cycles that fill the heap to the same level with garbage and a few survivors.
+      for (int cycle = 0; cycle < 4; ++cycle) {
+        while (heap.blocks().blocks_in_use() < kParallelSweepMinBlocks + 64) {
+          const ObjectId o = heap.allocate(node);
+          REQUIRE(o != kNullRef);
+          if (o % 4099 == 0 && roots.size() < 2000) roots.push_back(o);
+        }
+        const CollectionStats stats = collector.collect(roots, "test");  // --verify: against the serial marker
+        CHECK(stats.sweep.threads >= 1);
+        CHECK(stats.mark.marked_objects == roots.size());
+        // The second pause is the first one woken ahead.
+        if (placed && cycle >= 1) CHECK(stats.sweep_pool_lead_ms >= 0);
+        if (!placed) CHECK(stats.sweep_pool_lead_ms == -1);
+        CHECK(heap.blocks().check() == "");
+      }
+    }
+    CHECK(allowed_cpus() == before);
+  }
 }
