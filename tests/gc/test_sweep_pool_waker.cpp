@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <functional>
+
 #include "gc/heap/heap.hpp"
 #include "gc/plans/sweep_pool_waker.hpp"
 #include "gc/util/thread_pool.hpp"
@@ -14,14 +16,26 @@ void grow(Heap& heap, ShapeId shape, std::uint64_t bytes) {
   while (heap.used_bytes() < until) REQUIRE(heap.allocate(shape) != kNullRef);
 }
 
+/// A heap of nodes, a pool of two and a clock the test moves.
+struct WakerHeap {
+  explicit WakerHeap(std::uint64_t limit) : heap(HeapConfig{.limit_bytes = limit}) {}
+  Heap heap;
+  const ShapeId node = heap.shapes().intern(1, 1);
+  ThreadPool pool{2};
+  double now = 0;
+  std::function<double()> clock() {
+    return [this] { return now; };
+  }
+};
+
 }  // namespace
 
 TEST_CASE("the sweep pool's waker learns the lead from the mutator's rate and from each wake-up's measured lead") {
-  Heap heap(HeapConfig{.limit_bytes = 64 << 20});
-  const ShapeId node = heap.shapes().intern(1, 1);
-  ThreadPool pool(2);
-  double now = 0;
-  SweepPoolWaker waker(heap, pool, [&] { return now; });
+  WakerHeap h(64 << 20);
+  Heap& heap = h.heap;
+  const ShapeId node = h.node;
+  double& now = h.now;
+  SweepPoolWaker waker(heap, h.pool, h.clock());
   constexpr std::uint64_t kCycle = 4 << 20;
   CHECK(waker.armed_bytes() == 0);  // nothing until a pause has ended
 
@@ -74,18 +88,15 @@ TEST_CASE("the sweep pool's waker learns the lead from the mutator's rate and fr
 }
 
 TEST_CASE("a waker destroyed while its wake-up is armed leaves the heap's watch disarmed") {
-  Heap heap(HeapConfig{.limit_bytes = 16 << 20});
-  const ShapeId node = heap.shapes().intern(1, 1);
-  ThreadPool pool(2);
-  double now = 0;
+  WakerHeap h(16 << 20);
   {
-    SweepPoolWaker waker(heap, pool, [&] { return now; });
-    grow(heap, node, 1 << 20);
-    now += 10;
-    waker.pause_started(now, heap.used_bytes());
-    waker.pause_ended(now + 0.5, heap.used_bytes() + (4 << 20), heap.used_bytes(), 0.2, true);
+    SweepPoolWaker waker(h.heap, h.pool, h.clock());
+    grow(h.heap, h.node, 1 << 20);
+    h.now += 10;
+    waker.pause_started(h.now, h.heap.used_bytes());
+    waker.pause_ended(h.now + 0.5, h.heap.used_bytes() + (4 << 20), h.heap.used_bytes(), 0.2, true);
     REQUIRE(waker.armed_bytes() != 0);
   }
-  grow(heap, node, 8 << 20);  // past the level the waker had armed: nothing calls into it
-  CHECK(heap.used_bytes() >= (9u << 20));
+  grow(h.heap, h.node, 8 << 20);  // past the level the waker had armed: nothing calls into it
+  CHECK(h.heap.used_bytes() >= (9u << 20));
 }
