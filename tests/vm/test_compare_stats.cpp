@@ -86,6 +86,7 @@ TEST_CASE("a run's figures from its statistics and its process") {
   CHECK(*f[Metric::PauseMax] == 4);
   CHECK(*f[Metric::PauseP50] == 2);
   CHECK(*f[Metric::PauseP90] == 4);
+  CHECK(*f[Metric::WarmPauseP50] == 2);  // of 1, 3 and 2: the first, cold one left out
   CHECK(*f[Metric::Mark] == doctest::Approx(7.5));
   CHECK(*f[Metric::Sweep] == doctest::Approx(2.5));
   CHECK(*f[Metric::Sync] == doctest::Approx(2));
@@ -111,6 +112,13 @@ TEST_CASE("a run's figures from its statistics and its process") {
   const RunFigures none = run_figures({{"elapsed_ms", 5.0}, {"collections", nlohmann::json::array()}}, child);
   CHECK(*none[Metric::Collections] == 0);
   CHECK_FALSE(none[Metric::PauseP50].has_value());
+  CHECK_FALSE(g[Metric::WarmPauseP50].has_value());  // one collection: no warm one
+  // A cold first pause far above the rest moves the median of all, not the warm one.
+  nlohmann::json cold = {{"elapsed_ms", 50.0}, {"collections", {collection(1, 10, 1.0), collection(5, 1, 1.0),
+                                                                 collection(9, 2, 1.0)}}};
+  const RunFigures c = run_figures(cold, child);
+  CHECK(*c[Metric::PauseP50] == 2);
+  CHECK(*c[Metric::WarmPauseP50] == 1);
   CHECK_FALSE(none[Metric::Program].has_value());  // a heap file's run: no program
 
   // A program's run: its own time, and what the process spent outside it (start-up,

@@ -22,6 +22,7 @@ constexpr MetricInfo kMetrics[kMetricCount] = {
     {"pause_p50_ms", "pause p50 ms", 3},
     {"pause_p90_ms", "pause p90 ms", 3},
     {"pause_p99_ms", "pause p99 ms", 3},
+    {"warm_pause_p50_ms", "warm pause p50 ms", 3},
     {"stalls", "stalled cycles", 0},
     {"initial_p99_ms", "initial pause p99 ms", 3},
     {"initial_max_ms", "initial pause max ms", 3},
@@ -72,20 +73,24 @@ RunFigures run_figures(const nlohmann::json& stats, const ChildRun& child) {
   const nlohmann::json empty = nlohmann::json::array();
   const nlohmann::json& collections = stats.contains("collections") ? stats["collections"] : empty;
   std::vector<double> pauses;
+  std::vector<double> warm;  // the pauses of every collection (cycle) after the first
   std::map<std::string, std::vector<double>> by_kind;  // a concurrent cycle's pauses: initial, stall, final
   double mark = 0, sweep = 0, gc_cpu = 0, young = 0;
   bool cpu_measured = !collections.empty();
   for (const nlohmann::json& c : collections) {
+    const bool first = &c == &collections.front();
     if (const auto cycle = c.find("pauses"); cycle != c.end() && cycle->is_array()) {
       for (const nlohmann::json& p : *cycle) {
         const double pause = number(p, "ms").value_or(0);
         pauses.push_back(pause);
+        if (!first) warm.push_back(pause);
         by_kind[p.value("kind", std::string())].push_back(pause);
         f.pauses.push_back({number(p, "start_ms").value_or(0), pause});
       }
     } else {
       const double pause = number(c, "pause_ms").value_or(0);
       pauses.push_back(pause);
+      if (!first) warm.push_back(pause);
       f.pauses.push_back({number(c, "start_ms").value_or(0), pause});
     }
     young += c.value("kind", std::string()) == "young" ? 1 : 0;
@@ -107,6 +112,10 @@ RunFigures run_figures(const nlohmann::json& stats, const ChildRun& child) {
     f[Metric::PauseP50] = nearest_rank(pauses, 0.5);
     f[Metric::PauseP90] = nearest_rank(pauses, 0.9);
     f[Metric::PauseP99] = nearest_rank(pauses, 0.99);
+  }
+  if (!warm.empty()) {
+    std::sort(warm.begin(), warm.end());
+    f[Metric::WarmPauseP50] = nearest_rank(warm, 0.5);
   }
   if (!by_kind.empty()) {
     f[Metric::Stalls] = static_cast<double>(by_kind["stall"].size());

@@ -31,6 +31,7 @@ enum class Metric : std::size_t {
   PauseP50,
   PauseP90,
   PauseP99,
+  WarmPauseP50,
   Stalls,
   InitialP99,
   InitialMax,
