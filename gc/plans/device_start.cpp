@@ -51,21 +51,23 @@ void OverlappedStartMarker::start(MarkerFactory open) {
     marker = open();
     // Hands the device marker what the plan asked before its first pause; the plan may
     // ask while this thread is at it, so the hand-over ends only when nothing new came.
-    Watched applied;
+    Asked applied;
     for (;;) {
-      Watched wanted;
+      Asked wanted;
       {
         const std::lock_guard lock(mutex_);
-        if (watched_ == applied) {
+        if (asked_ == applied) {
           device_ = std::move(marker);
           ready_ms_ = process_ms();
           open_.store(true, std::memory_order_release);
           return;
         }
-        wanted = watched_;
+        wanted = asked_;
       }
-      marker->watch(*wanted.graph, wanted.changes);
-      applied = wanted;
+      if (wanted.graph != applied.graph || wanted.changes != applied.changes)
+        marker->watch(*wanted.graph, wanted.changes);
+      if (wanted.host_cpus != applied.host_cpus) marker->place_host_threads(wanted.host_cpus);
+      applied = std::move(wanted);
     }
   } catch (...) {
     error = std::current_exception();
@@ -139,12 +141,26 @@ void OverlappedStartMarker::watch(const RefGraph& graph, GraphChanges* changes) 
   {
     const std::lock_guard lock(mutex_);
     if (!open_.load(std::memory_order_acquire)) {
-      watched_ = {&graph, changes};
+      asked_.graph = &graph;
+      asked_.changes = changes;
       return;
     }
     device = device_.get();
   }
   if (device != nullptr) device->watch(graph, changes);
+}
+
+void OverlappedStartMarker::place_host_threads(const std::vector<unsigned>& cpus) {
+  Marker* device = nullptr;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!open_.load(std::memory_order_acquire)) {
+      asked_.host_cpus = cpus;
+      return;
+    }
+    device = device_.get();
+  }
+  if (device != nullptr) device->place_host_threads(cpus);
 }
 
 }  // namespace gcvm

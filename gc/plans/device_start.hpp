@@ -20,7 +20,9 @@
 // The start-up thread also does what the plan asked before the first pause
 // (Marker::watch): it page-locks the graph and starts the mirror's refresher on it,
 // while the mutator runs (heapgraph/virtual_array.hpp: page-locking is safe against
-// the owner's growth), so the first device pause finds the mirror mostly current.
+// the owner's growth), so the first device pause finds the mirror mostly current; and
+// it keeps the refresher's thread on the CPUs the plan gave the pause's threads
+// (Marker::place_host_threads).
 //
 // What a run reports: each collection marked on the CPU while the device was starting
 // carries the mark detail `device_starting` (1) and its log line says so; the first
@@ -85,18 +87,21 @@ class OverlappedStartMarker final : public Marker {
   ThreadPool* thread_pool() override;
   void after_pause() override;
   void watch(const RefGraph& graph, GraphChanges* changes) override;
+  void place_host_threads(const std::vector<unsigned>& cpus) override;
   std::unique_ptr<SnapshotMark> snapshot(const MarkRequest& request) override;
 
   /// Whether the device marker is built (it may not have been used yet).
   bool device_open() const { return open_.load(std::memory_order_acquire); }
 
  private:
-  struct Watched {
+  /// What the plan asked before its first pause (`watch`, `place_host_threads`).
+  struct Asked {
     const RefGraph* graph = nullptr;
     GraphChanges* changes = nullptr;
-    bool operator==(const Watched&) const = default;
+    std::vector<unsigned> host_cpus;
+    bool operator==(const Asked&) const = default;
   };
-  /// The starting thread: builds the device marker, hands it what `watch` asked.
+  /// The starting thread: builds the device marker, hands it what the plan asked.
   void start(MarkerFactory open);
   /// In a pause: the device marker if it is open (joining the starting thread the first
   /// time), null while it starts; rethrows its failure once.
@@ -110,8 +115,8 @@ class OverlappedStartMarker final : public Marker {
   std::unique_ptr<Marker> device_;   // written by the thread before open_, then the pause's
   std::exception_ptr error_;         // the thread's failure, written before open_
   std::atomic<bool> open_{false};    // the thread is done: device_ or error_ is set
-  std::mutex mutex_;                 // watched_, and the hand-over of what watch asked
-  Watched watched_;
+  std::mutex mutex_;                 // asked_, and its hand-over to the device marker
+  Asked asked_;
   double ready_ms_ = 0;              // process_ms() when the thread was done
   bool device_paused_ = false;       // the last pause marked on the device
   bool reported_switch_ = false;     // the first device pause carried device_ready_ms

@@ -29,11 +29,14 @@ namespace gcvm {
 
 namespace {
 
-/// What the test "device" saw: its marks, and the watch the plan asked for.
+/// What the test "device" saw: its marks, and the watch and placement the plan asked for
+/// (the placement read once the device is open: its release orders it).
 struct DeviceLog {
   std::atomic<int> marks{0};
   std::atomic<const RefGraph*> watched{nullptr};
   std::atomic<bool> watched_off_the_caller{false};
+  std::vector<unsigned> placed;
+  int placements = 0;
 };
 
 /// The serial marker, counting its marks and recording `watch`.
@@ -49,6 +52,10 @@ class TestDevice final : public Marker {
   void watch(const RefGraph& graph, GraphChanges* /*changes*/) override {
     log_.watched_off_the_caller = std::this_thread::get_id() != caller_;
     log_.watched = &graph;
+  }
+  void place_host_threads(const std::vector<unsigned>& cpus) override {
+    log_.placed = cpus;
+    ++log_.placements;
   }
   static inline std::thread::id caller_;
 
@@ -142,10 +149,13 @@ TEST_CASE("device-start=overlap: collections mark on the CPU until the device is
   CHECK(log.marks == 0);
   CHECK_FALSE(marker.device_open());
 
+  marker.place_host_threads({3, 5});  // as a plan whose sweep pool is placed asks, while the device starts
   gate.open();
   wait_open(marker);
   CHECK(log.watched == &heap.graph());  // handed over by the starting thread
   CHECK(log.watched_off_the_caller);
+  CHECK(log.placed == std::vector<unsigned>{3, 5});
+  CHECK(log.placements == 1);
 
   mutator.run(2000);
   CollectionStats s = collector.collect(mutator.roots, "open");
@@ -163,7 +173,7 @@ TEST_CASE("device-start=overlap: collections mark on the CPU until the device is
   CHECK_FALSE(s.mark.detail("device_starting"));
 }
 
-TEST_CASE("device-start=overlap: a plan that asks for watch after the device opened reaches the device itself") {
+TEST_CASE("device-start=overlap: a plan that asks for watch or placement after the device opened reaches the device itself") {
   DeviceLog log;
   Gate gate;
   gate.open();
@@ -174,6 +184,9 @@ TEST_CASE("device-start=overlap: a plan that asks for watch after the device ope
   marker->watch(heap.graph(), &heap.graph().changes());
   CHECK(log.watched == &heap.graph());
   CHECK_FALSE(log.watched_off_the_caller);
+  CHECK(log.placements == 0);
+  marker->place_host_threads({0, 1});
+  CHECK(log.placed == std::vector<unsigned>{0, 1});
 }
 
 TEST_CASE("device-start=overlap: a concurrent cycle that starts while the device starts marks in its initial pause") {
