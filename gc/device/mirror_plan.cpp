@@ -111,6 +111,10 @@ void plan_slice(Walk&& walk, const Encoding& encoding, std::vector<ElementRange>
     single_entries = single_entries_before;
     found.direct.push_back(span);
   };
+  // A cluster of two runs or more whose span reached kDirectBytes goes by DMA whatever
+  // joins it (every run that joins keeps it at half density or more): the runs that join
+  // it then are not sorted, only counted.
+  bool committed = false;
   walk([&](ElementRange r) {
     found.changed_bytes += length(r) * encoding.entry_bytes;
     if (taken != nullptr) taken->push_back(r);
@@ -124,6 +128,11 @@ void plan_slice(Walk&& walk, const Encoding& encoding, std::vector<ElementRange>
         single_entries_before = single_entries - (first_kind == Kind::Single ? first : 0);
       }
       span.end = r.end;
+      if (committed) [[unlikely]] {
+        changed += length(r);
+        ++cluster_runs;
+        return;
+      }
     } else {
       if (cluster_runs >= 2) close();
       span = r;
@@ -131,6 +140,7 @@ void plan_slice(Walk&& walk, const Encoding& encoding, std::vector<ElementRange>
     }
     changed += length(r);
     ++cluster_runs;
+    committed = cluster_runs >= 2 && length(span) * encoding.entry_bytes >= MirrorPlan::kDirectBytes;
     Kind kind;
     if (length(r) * encoding.entry_bytes >= MirrorPlan::kDirectBytes) {
       found.direct.push_back(r);
