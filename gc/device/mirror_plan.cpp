@@ -85,8 +85,8 @@ constexpr Encoding kEdgeEncoding{kEdgeBytes, MirrorPlan::kEdgeRunMin};
 /// whose span holds at most twice the entries they changed; a cluster of several runs
 /// whose span reaches kDirectBytes goes by DMA as one range instead, the unchanged
 /// entries between its runs with it (at most twice its changed bytes). Its runs are
-/// sorted as they come and taken back when it closes so: a step per cluster, not per
-/// run. The entries of every kind are counted here, on the planning threads, so that
+/// sorted as they come and taken back when it closes so (a step per cluster, not per
+/// run), until its span reaches kDirectBytes: runs that join it then are only counted. The entries of every kind are counted here, on the planning threads, so that
 /// placing the slices costs a step per slice, not per run. `taken` (may be null) gets
 /// the runs as visited.
 template <typename Walk>
@@ -112,8 +112,7 @@ void plan_slice(Walk&& walk, const Encoding& encoding, std::vector<ElementRange>
     found.direct.push_back(span);
   };
   // A cluster of two runs or more whose span reached kDirectBytes goes by DMA whatever
-  // joins it (every run that joins keeps it at half density or more): the runs that join
-  // it then are not sorted, only counted.
+  // joins it (every run that joins keeps it at half density or more).
   bool committed = false;
   walk([&](ElementRange r) {
     found.changed_bytes += length(r) * encoding.entry_bytes;
