@@ -136,31 +136,23 @@ void OverlappedStartMarker::after_pause() {
     interim_->after_pause();
 }
 
+Marker* OverlappedStartMarker::device_or_ask(const std::function<void(Asked&)>& ask) {
+  const std::lock_guard lock(mutex_);
+  if (open_.load(std::memory_order_acquire)) return device_.get();
+  ask(asked_);
+  return nullptr;
+}
+
 void OverlappedStartMarker::watch(const RefGraph& graph, GraphChanges* changes) {
-  Marker* device = nullptr;
-  {
-    const std::lock_guard lock(mutex_);
-    if (!open_.load(std::memory_order_acquire)) {
-      asked_.graph = &graph;
-      asked_.changes = changes;
-      return;
-    }
-    device = device_.get();
-  }
-  if (device != nullptr) device->watch(graph, changes);
+  if (Marker* device = device_or_ask([&](Asked& asked) {
+        asked.graph = &graph;
+        asked.changes = changes;
+      }))
+    device->watch(graph, changes);
 }
 
 void OverlappedStartMarker::place_host_threads(const std::vector<unsigned>& cpus) {
-  Marker* device = nullptr;
-  {
-    const std::lock_guard lock(mutex_);
-    if (!open_.load(std::memory_order_acquire)) {
-      asked_.host_cpus = cpus;
-      return;
-    }
-    device = device_.get();
-  }
-  if (device != nullptr) device->place_host_threads(cpus);
+  if (Marker* device = device_or_ask([&](Asked& asked) { asked.host_cpus = cpus; })) device->place_host_threads(cpus);
 }
 
 }  // namespace gcvm

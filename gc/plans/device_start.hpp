@@ -43,6 +43,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -103,6 +104,9 @@ class OverlappedStartMarker final : public Marker {
   };
   /// The starting thread: builds the device marker, hands it what the plan asked.
   void start(MarkerFactory open);
+  /// The device marker once the starting thread is done (null if it failed); until
+  /// then null, and `ask` records the plan's request in what the thread hands over.
+  Marker* device_or_ask(const std::function<void(Asked&)>& ask);
   /// In a pause: the device marker if it is open (joining the starting thread the first
   /// time), null while it starts; rethrows its failure once.
   Marker* device_in_pause();
