@@ -86,8 +86,9 @@ constexpr Encoding kEdgeEncoding{kEdgeBytes, MirrorPlan::kEdgeRunMin};
 /// whose span reaches kDirectBytes goes by DMA as one range instead, the unchanged
 /// entries between its runs with it (at most twice its changed bytes). Its runs are
 /// sorted as they come and taken back when it closes so (a step per cluster, not per
-/// run), until its span reaches kDirectBytes: runs that join it then are only counted. The entries of every kind are counted here, on the planning threads, so that
-/// placing the slices costs a step per slice, not per run. `taken` (may be null) gets
+/// run), until its span reaches kDirectBytes: runs that join it then are only counted.
+/// The entries of every kind are counted here, on the planning threads, so that placing
+/// the slices costs a step per slice, not per run. `taken` (may be null) gets
 /// the runs as visited.
 template <typename Walk>
 void plan_slice(Walk&& walk, const Encoding& encoding, std::vector<ElementRange>& runs, std::uint64_t& run_entries,

@@ -10,12 +10,12 @@
 // its task records and clocks) and the heap at least kParallelSweepMinBlocks blocks
 // (sweep.hpp); for device markers (whose host threads are otherwise idle in the
 // pause) on a pool of every CPU the thread that makes the collector may run on but one
-// (the device's host thread keeps it, sweep.hpp) that the collector owns (made with the collector: a pause creates no
-// thread; same heap size bound), which is woken shortly before the pause, by the
-// allocation that brings the heap near the level the last pause began at
-// (sweep_pool_waker.hpp; where the pool is placed, below, so that the polling threads,
-// the mutator and the mirror's refresher each have a core), and again once
-// the device has the mark's first kernels (MarkRequest::on_device_busy,
+// (the device's host thread keeps it, sweep.hpp) that the collector owns (made with the
+// collector: a pause creates no thread; same heap size bound), which is woken shortly
+// before the pause, by the allocation that brings the heap near the level the last
+// pause began at (sweep_pool_waker.hpp; where the pool is placed, below, so that the
+// polling threads, the mutator and the mirror's refresher each have a core), and again
+// once the device has the mark's first kernels (MarkRequest::on_device_busy,
 // ThreadPool::wake), so that its threads are awake when the device's mark comes back;
 // else, and for the serial marker, serially. Where the host has the CPUs for it, the
 // pool's workers are pinned one to a CPU and the collector keeps the thread that made
@@ -167,7 +167,8 @@ class Collector {
   ThreadPool* device_sweep_pool(std::uint32_t blocks);
   std::unique_ptr<ThreadPool> sweep_pool_;  // device markers' parallel sweep, made with the collector
   std::unique_ptr<SweepPoolWaker> waker_;   // wakes sweep_pool_ ahead of a pause (when it is placed)
-  std::unique_ptr<ScopedThreadPlacement> pause_placement_;  // the constructing (mutator's) thread, while sweep_pool_ is placed
+  // The constructing (mutator's) thread kept on the pause's CPUs while sweep_pool_ is placed.
+  std::unique_ptr<ScopedThreadPlacement> pause_placement_;
   double last_mark_ms_ = -1;                // the last mark's time; -1 before the first
 };
 

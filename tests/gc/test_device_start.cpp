@@ -173,7 +173,7 @@ TEST_CASE("device-start=overlap: collections mark on the CPU until the device is
   CHECK_FALSE(s.mark.detail("device_starting"));
 }
 
-TEST_CASE("device-start=overlap: a plan that asks for watch or placement after the device opened reaches the device itself") {
+TEST_CASE("device-start=overlap: watch or placement asked after the device opened reaches the device itself") {
   DeviceLog log;
   Gate gate;
   gate.open();

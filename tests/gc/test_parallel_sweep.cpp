@@ -164,7 +164,8 @@ TEST_CASE("a device marker's sweep pool leaves one hardware thread to the device
 }
 
 TEST_CASE("a device marker's sweep pool places a worker on each CPU but the two lowest, which the pause keeps") {
-  const SweepPoolPlacement sixteen = sleeping_sweep_pool_placement(15, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+  const std::vector<unsigned> cpus{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const SweepPoolPlacement sixteen = sleeping_sweep_pool_placement(15, cpus);
   CHECK(sixteen.pause == std::vector<unsigned>{0, 1});
   CHECK(sixteen.workers == std::vector<unsigned>{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
   // A process kept to some CPUs (taskset): its own CPUs, in order.
