@@ -5,9 +5,10 @@
 // slots does (runs of re-assigned vertices and their initialised edges) plus stores
 // scattered over the whole edge array (rewired references), plus stores into every
 // other edge slot from the first on (a program nulling every other element of a huge
-// array just before a collection).
+// array just before a collection), plus objects re-allocated every other slot (a sweep's
+// freed slots between survivors allocated again: half of a long stretch changed).
 //
-//   bench_mirror_sync [--vertices=N] [--allocated=N] [--scattered=N] [--strided=N] [--rounds=R]
+//   bench_mirror_sync [--vertices=N] [--allocated=N] [--swept=N] [--scattered=N] [--strided=N] [--rounds=R]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -29,12 +30,22 @@ namespace {
 
 constexpr std::uint32_t kDegree = 3;
 
-/// A round of mutation: `allocated` objects in runs of consecutive slots (each freed
-/// and allocated again, its edge range taken from the freed ones, its references
-/// set), then `scattered` stores anywhere, then `strided` stores into every other edge
-/// slot from the first.
-void mutate(RefGraph& graph, std::uint64_t allocated, std::uint64_t scattered, std::uint64_t strided,
-            std::mt19937_64& rng) {
+/// Frees object `v` and allocates it again: its edge range taken from the freed ones,
+/// its references set.
+void reallocate(RefGraph& graph, ObjectId v, std::uniform_int_distribution<std::uint64_t>& any_vertex,
+                std::mt19937_64& rng) {
+  graph.release_edges(graph.begin(v), graph.degree(v));
+  const auto base = graph.reserve_edges(kDegree);
+  graph.assign_vertex(v, *base, kDegree);
+  for (std::uint32_t s = 0; s < kDegree; ++s) graph.record_store(v, s, static_cast<ObjectId>(any_vertex(rng)));
+}
+
+/// A round of mutation: `allocated` objects in runs of consecutive slots, then `swept`
+/// objects every other slot from a random one on (a sweep's freed slots, between the
+/// survivors, allocated again), then `scattered` stores anywhere, then `strided` stores
+/// into every other edge slot from the first.
+void mutate(RefGraph& graph, std::uint64_t allocated, std::uint64_t swept, std::uint64_t scattered,
+            std::uint64_t strided, std::mt19937_64& rng) {
   const std::uint64_t vertices = graph.vertex_count();
   std::uniform_int_distribution<std::uint64_t> any_vertex(0, vertices - 1);
   std::uniform_int_distribution<std::uint64_t> run_length(1, 64);
@@ -42,14 +53,13 @@ void mutate(RefGraph& graph, std::uint64_t allocated, std::uint64_t scattered, s
   while (done < allocated) {
     const std::uint64_t first = any_vertex(rng);
     const std::uint64_t count = std::min({run_length(rng), allocated - done, vertices - first});
-    for (std::uint64_t k = 0; k < count; ++k) {
-      const ObjectId v = static_cast<ObjectId>(first + k);
-      graph.release_edges(graph.begin(v), graph.degree(v));
-      const auto base = graph.reserve_edges(kDegree);
-      graph.assign_vertex(v, *base, kDegree);
-      for (std::uint32_t s = 0; s < kDegree; ++s) graph.record_store(v, s, static_cast<ObjectId>(any_vertex(rng)));
-    }
+    for (std::uint64_t k = 0; k < count; ++k) reallocate(graph, static_cast<ObjectId>(first + k), any_vertex, rng);
     done += count;
+  }
+  if (swept != 0) {
+    const std::uint64_t first = any_vertex(rng) % std::max<std::uint64_t>(vertices - std::min(2 * swept, vertices), 1);
+    for (std::uint64_t k = 0; k < swept && first + 2 * k < vertices; ++k)
+      reallocate(graph, static_cast<ObjectId>(first + 2 * k), any_vertex, rng);
   }
   std::uniform_int_distribution<std::uint64_t> any_edge(0, graph.edge_count() - 1);
   for (std::uint64_t i = 0; i < scattered; ++i) graph.set_edge(any_edge(rng), static_cast<ObjectId>(any_vertex(rng)));
@@ -61,10 +71,11 @@ void mutate(RefGraph& graph, std::uint64_t allocated, std::uint64_t scattered, s
 
 int main(int argc, char** argv) {
   CLI::App app{"Host side of the device mirror's sync: count, plan, pack, clear"};
-  std::uint64_t vertices = 4'000'000, allocated = 900'000, scattered = 600'000, strided = 0;
+  std::uint64_t vertices = 4'000'000, allocated = 900'000, swept = 0, scattered = 600'000, strided = 0;
   int rounds = 5;
   app.add_option("--vertices", vertices, "Vertices of the graph (degree 3 each)");
   app.add_option("--allocated", allocated, "Objects re-allocated per round, in runs of 1-64 slots");
+  app.add_option("--swept", swept, "Objects re-allocated per round every other slot, from a random one on");
   app.add_option("--scattered", scattered, "Scattered stores per round");
   app.add_option("--strided", strided, "Stores per round into every other edge slot from the first");
   app.add_option("--rounds", rounds, "Rounds per thread count (medians)");
@@ -79,8 +90,10 @@ int main(int argc, char** argv) {
   }
   graph.changes().clear();
 
-  fmt::print("graph: {} vertices, {} edge slots; per round {} objects re-allocated, {} scattered stores, {} strided\n",
-             vertices, graph.edge_count(), allocated, scattered, strided);
+  fmt::print(
+      "graph: {} vertices, {} edge slots; per round {} objects re-allocated, {} swept, {} scattered stores, {} "
+      "strided\n",
+      vertices, graph.edge_count(), allocated, swept, scattered, strided);
   fmt::print("{:>7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}\n", "threads", "changed", "count", "plan",
              "fill", "clear", "total", "patch", "GB/s");
   MirrorPlan plan;
@@ -91,7 +104,7 @@ int main(int argc, char** argv) {
     std::vector<double> count_ms, plan_ms, fill_ms, clear_ms, total_ms;
     std::uint64_t changed = 0, patch_bytes = 0;
     for (int r = 0; r < rounds; ++r) {
-      mutate(graph, allocated, scattered, strided, rng);
+      mutate(graph, allocated, swept, scattered, strided, rng);
       GraphChanges& changes = graph.changes();
       const Stopwatch total;
       Stopwatch step;

@@ -40,6 +40,53 @@ std::uint64_t ChangeBitmap::count_up_to(std::uint64_t cap) const {
   return n;
 }
 
+ChangeBitmap::DenseStretch ChangeBitmap::next_dense(std::uint64_t first_chunk, std::uint64_t end_chunk,
+                                                    std::uint64_t least_span) const {
+  // The open stretch: chunks [open_begin, open_end), none when equal, and its set bits.
+  std::uint64_t open_begin = 0, open_end = 0, open_set = 0;
+  DenseStretch found;
+  // Ends the open stretch before `next`: found when it spans enough from its first set
+  // bit to its last.
+  auto close = [&](std::uint64_t next) {
+    if (open_end == open_begin) return false;
+    std::uint64_t first = open_begin * kWordsPerChunk, last = open_end * kWordsPerChunk - 1;
+    while (bits_[first] == 0) ++first;
+    while (bits_[last] == 0) --last;
+    const std::uint64_t begin = first * 64 + static_cast<std::uint64_t>(std::countr_zero(bits_[first]));
+    const std::uint64_t end = last * 64 + 64 - static_cast<std::uint64_t>(std::countl_zero(bits_[last]));
+    const std::uint64_t set = open_set;
+    open_begin = open_end = open_set = 0;
+    if (end - begin < least_span) return false;
+    found = {begin, end, set, next};
+    return true;
+  };
+  for (std::uint64_t s = first_chunk / 64; s * 64 < end_chunk; ++s) {
+    std::uint64_t chunks = summary_[s];
+    if (s == first_chunk / 64) chunks &= ~std::uint64_t{0} << (first_chunk % 64);
+    for (; chunks != 0; chunks &= chunks - 1) {
+      const std::uint64_t chunk = s * 64 + static_cast<std::uint64_t>(std::countr_zero(chunks));
+      if (chunk >= end_chunk) break;
+      std::uint64_t set = 0;
+      for (std::uint64_t w = chunk * kWordsPerChunk; w < (chunk + 1) * kWordsPerChunk; ++w)
+        set += static_cast<std::uint64_t>(std::popcount(bits_[w]));
+      if (open_end != open_begin && chunk == open_end &&
+          2 * (open_set + set) >= (chunk + 1 - open_begin) * kIndicesPerChunk) {
+        open_end = chunk + 1;
+        open_set += set;
+        continue;
+      }
+      if (close(chunk)) return found;
+      if (2 * set >= kIndicesPerChunk) {
+        open_begin = chunk;
+        open_end = chunk + 1;
+        open_set = set;
+      }
+    }
+  }
+  close(end_chunk);
+  return found;
+}
+
 bool ChangeBitmap::any() const {
   const std::uint64_t words = summary_words();
   return std::any_of(summary_.data(), summary_.data() + words, [](std::uint64_t w) { return w != 0; });

@@ -67,6 +67,17 @@ class ChangeBitmap {
   /// visited from different threads at once.
   template <typename F>
   void for_each_run(std::uint64_t from, std::uint64_t limit, F&& visit) const;
+  /// Like `for_each_run`, but dense stretches go whole to `dense(begin, end, set)` (`set`:
+  /// the bits set in it), their runs never looked at: a popcount a word instead of a step
+  /// a run. A dense stretch is a maximal sequence of consecutive whole chunks of [from,
+  /// limit), built in index order from a chunk with at least half its bits set and
+  /// joining each next chunk while at least half of the stretch's bits stay set, that
+  /// spans `least_span` entries or more from its first set bit to its last (that span
+  /// is what `dense` gets; shorter ones are visited run by run). Visits come in index
+  /// order; runs are cut at a dense stretch's ends.
+  template <typename Run, typename Dense>
+  void for_each_run_or_dense(std::uint64_t from, std::uint64_t limit, std::uint64_t least_span, Run&& visit,
+                             Dense&& dense) const;
   /// Like `for_each_run`, but clears the bits it visits, concurrently with `mark` (see
   /// above). `from` is a multiple of kIndicesPerChunk; `limit` is at most `size()` as
   /// the writer last published it to this thread (bits at or above it are neither
@@ -107,6 +118,18 @@ class ChangeBitmap {
     shared.store(shared.load(std::memory_order_relaxed) | bits, std::memory_order_release);
   }
   std::uint64_t summary_words() const { return (size_ + kIndicesPerChunk * 64 - 1) / (kIndicesPerChunk * 64); }
+  /// A dense stretch (for_each_run_or_dense): [begin, end) with `set` bits set, none
+  /// when begin == end; the search for the next one goes on from `next_chunk`.
+  struct DenseStretch {
+    std::uint64_t begin = 0, end = 0, set = 0, next_chunk = 0;
+  };
+  /// The first dense stretch of whole chunks [first_chunk, end_chunk) spanning at least
+  /// `least_span` entries.
+  DenseStretch next_dense(std::uint64_t first_chunk, std::uint64_t end_chunk, std::uint64_t least_span) const;
+  /// Calls `visit(chunk)` for every chunk marked in the summary that holds entries of
+  /// [from, limit), in order; `limit` is at most size().
+  template <typename F>
+  void for_each_marked_chunk(std::uint64_t from, std::uint64_t limit, F&& visit) const;
   /// Calls `visit(word_index)` for every nonzero word of the chunks marked in the summary
   /// that holds bits of [from, limit), in order.
   template <typename F>
@@ -119,25 +142,32 @@ class ChangeBitmap {
 };
 
 template <typename F>
-void ChangeBitmap::for_each_marked_word(std::uint64_t from, std::uint64_t limit, F&& visit) const {
-  limit = std::min(limit, size_);
+void ChangeBitmap::for_each_marked_chunk(std::uint64_t from, std::uint64_t limit, F&& visit) const {
   if (from >= limit) return;
-  const std::uint64_t first_word = from / 64;
-  const std::uint64_t limit_words = (limit + 63) / 64;
-  const std::uint64_t first_chunk = first_word / kWordsPerChunk;
-  const std::uint64_t summaries = summary_words();
-  for (std::uint64_t s = first_chunk / 64; s < summaries; ++s) {
+  const std::uint64_t first_chunk = from / kIndicesPerChunk;
+  const std::uint64_t end_chunk = (limit + kIndicesPerChunk - 1) / kIndicesPerChunk;
+  for (std::uint64_t s = first_chunk / 64; s * 64 < end_chunk; ++s) {
     std::uint64_t chunks = summary_[s];
     if (s == first_chunk / 64) chunks &= ~std::uint64_t{0} << (first_chunk % 64);
     for (; chunks != 0; chunks &= chunks - 1) {
       const std::uint64_t chunk = s * 64 + static_cast<std::uint64_t>(std::countr_zero(chunks));
-      const std::uint64_t first = std::max(chunk * kWordsPerChunk, first_word);
-      if (first >= limit_words) return;
-      const std::uint64_t last = std::min(chunk * kWordsPerChunk + kWordsPerChunk, limit_words);
-      for (std::uint64_t w = first; w < last; ++w)
-        if (bits_[w] != 0) visit(w);
+      if (chunk >= end_chunk) return;
+      visit(chunk);
     }
   }
+}
+
+template <typename F>
+void ChangeBitmap::for_each_marked_word(std::uint64_t from, std::uint64_t limit, F&& visit) const {
+  limit = std::min(limit, size_);
+  const std::uint64_t first_word = from / 64;
+  const std::uint64_t limit_words = (limit + 63) / 64;
+  for_each_marked_chunk(from, limit, [&](std::uint64_t chunk) {
+    const std::uint64_t first = std::max(chunk * kWordsPerChunk, first_word);
+    const std::uint64_t last = std::min(chunk * kWordsPerChunk + kWordsPerChunk, limit_words);
+    for (std::uint64_t w = first; w < last; ++w)
+      if (bits_[w] != 0) visit(w);
+  });
 }
 
 /// Joins the set bits of words, visited in increasing order, into maximal runs below
@@ -184,6 +214,23 @@ void ChangeBitmap::for_each_run(std::uint64_t from, std::uint64_t limit, F&& vis
     runs.add(w, word);
   });
   runs.finish();
+}
+
+template <typename Run, typename Dense>
+void ChangeBitmap::for_each_run_or_dense(std::uint64_t from, std::uint64_t limit, std::uint64_t least_span,
+                                         Run&& visit, Dense&& dense) const {
+  limit = std::min(limit, size_);
+  const std::uint64_t end_chunk = limit / kIndicesPerChunk;
+  std::uint64_t chunk = (from + kIndicesPerChunk - 1) / kIndicesPerChunk;
+  for (std::uint64_t walked = from;;) {
+    const DenseStretch stretch = next_dense(chunk, end_chunk, least_span);
+    // One call of for_each_run's loop, so that the runs' path stays as tight as its own.
+    for_each_run(walked, stretch.begin == stretch.end ? limit : stretch.begin, visit);
+    if (stretch.begin == stretch.end) return;
+    dense(stretch.begin, stretch.end, stretch.set);
+    walked = stretch.end;
+    chunk = stretch.next_chunk;
+  }
 }
 
 template <typename F>

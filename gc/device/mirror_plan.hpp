@@ -13,7 +13,12 @@
 // entries of long stretches, in short runs, which then cross the link at its speed
 // instead of being packed by the hundred thousand. (Smaller clusters go run by run:
 // packing the unchanged entries between them cost the host more than the headers it
-// saved.) A run goes
+// saved.) A sync does not even find the runs of such stretches: a stretch of whole
+// change-bitmap chunks that stays at least half changed and spans kDirectBytes or more
+// from its first change to its last is found by the chunks' popcounts
+// (ChangeBitmap::for_each_run_or_dense) and planned as one run that changed as many
+// entries as it has set bits, so dense change costs a popcount a bitmap word instead of
+// a step a run (a refresh takes its bits run by run, to restore them exactly). A run goes
 //   - by DMA from the host array when it is at least kDirectBytes long;
 //   - else as a packed run (a 24-byte header and its values) when it is at least
 //     kEdgeRunMin edges or kVertexRunMin vertices long;

@@ -388,6 +388,42 @@ TEST_CASE("changed runs close together go by DMA as one range when it is large a
   CHECK(runs_of(changes.vertices, entries) == vertices_before);
 }
 
+TEST_CASE("a long stretch changed at random, a little over half, goes by DMA as one range, its changed entries "
+          "counted exactly") {
+  RefGraph graph;
+  const std::uint64_t entries = 64 * ChangeBitmap::kIndicesPerChunk;
+  GraphChanges& changes = bare_graph(graph, entries);
+  const HostCopy before(graph);
+  std::mt19937_64 rng(5);
+  std::uint64_t first = entries, last = 0, changed = 0;
+  for (std::uint64_t e = 10001; e < 200001; ++e)
+    if (rng() % 100 < 60) {
+      graph.set_edge(e, static_cast<ObjectId>(e % 1000 + 1));
+      first = std::min(first, e);
+      last = e;
+      ++changed;
+    }
+  for (const unsigned threads : {1u, 3u}) {
+    ThreadPool pool(threads);
+    MirrorPlan plan;
+    plan_mirror_sync(graph, changes, entries, entries, &pool, plan);
+    CHECK(plan.changed_bytes == changed * MirrorPlan::kEdgeBytes);
+    // By DMA from the first chunk's runs (clustered) to the last chunk, whose 3,392
+    // entries changed at random fall below a cluster's least size and go run by run; cut
+    // where a slice ends on an unchanged entry.
+    const auto& direct = plan.direct[static_cast<int>(MirrorArray::Edges)];
+    REQUIRE(!direct.empty());
+    CHECK(direct.size() <= 3);
+    CHECK(direct.front().begin >= first);
+    CHECK(direct.front().begin < 3 * ChangeBitmap::kIndicesPerChunk);
+    CHECK(direct.back().end <= 48 * ChangeBitmap::kIndicesPerChunk);
+    CHECK(direct.back().end > 48 * ChangeBitmap::kIndicesPerChunk - 64);
+    for (std::size_t r = 1; r < direct.size(); ++r) CHECK(direct[r].begin - direct[r - 1].end < 64);
+    CHECK(plan.patch_bytes < 2 * (last + 1 - direct.back().end) * MirrorPlan::kEdgeBytes + plan.table_bytes());
+    check_plan_updates(graph, plan, before, &pool);
+  }
+}
+
 TEST_CASE("bursts of every density, gathered into clusters: the plan brings a copy up to date within twice the "
           "changed bytes, and a refresh of them restores bit for bit") {
   std::mt19937_64 rng(31);

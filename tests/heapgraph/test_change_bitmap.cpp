@@ -187,3 +187,81 @@ TEST_CASE("a taker running beside the writer never loses a mark") {
   });
   for (std::uint64_t i : marked) REQUIRE(taken.count(i) == 1);
 }
+
+TEST_CASE("dense stretches go whole, at half density or more, the rest as maximal runs, every set bit once") {
+  constexpr std::uint64_t kChunk = ChangeBitmap::kIndicesPerChunk;
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 40; ++round) {
+    const std::uint64_t size = 40 * kChunk + rng() % kChunk;
+    ChangeBitmap bits(size);
+    bits.resize(size);
+    std::set<std::uint64_t> set;
+    // Stretches of chunks each marked at a density of its own: empty, sparse, near half,
+    // dense, full; some in runs, some at random.
+    for (std::uint64_t c = 0; c * kChunk < size; ++c) {
+      const unsigned density = static_cast<unsigned>(rng() % 6);  // in tenths, 0 to 10
+      const unsigned tenths[] = {0, 1, 4, 5, 7, 10};
+      for (std::uint64_t i = c * kChunk; i < std::min(size, (c + 1) * kChunk); ++i)
+        if (rng() % 10 < tenths[density]) {
+          bits.mark(i);
+          set.insert(i);
+        }
+    }
+    const std::uint64_t from = rng() % (3 * kChunk);
+    const std::uint64_t limit = size - rng() % (3 * kChunk);
+    const std::uint64_t least = (1 + rng() % 4) * kChunk - rng() % 100;
+    Runs runs;
+    std::vector<std::uint64_t> visited;  // every set bit a visit covers, in order
+    std::uint64_t last_end = from, dense_count = 0;
+    auto covered = [&](std::uint64_t b, std::uint64_t e) {
+      CHECK(b >= last_end);
+      last_end = e;
+      for (std::uint64_t i = b; i < e; ++i)
+        if (set.count(i) != 0) visited.push_back(i);
+    };
+    bits.for_each_run_or_dense(
+        from, limit, least,
+        [&](std::uint64_t b, std::uint64_t e) {
+          covered(b, e);
+          for (std::uint64_t i = b; i < e; ++i) CHECK(set.count(i) == 1);
+          runs.emplace_back(b, e);
+        },
+        [&](std::uint64_t b, std::uint64_t e, std::uint64_t in) {
+          covered(b, e);
+          ++dense_count;
+          CHECK(e - b >= least);
+          CHECK(from <= b / kChunk * kChunk);
+          CHECK((e + kChunk - 1) / kChunk * kChunk <= limit);
+          std::uint64_t count = 0;
+          for (std::uint64_t i = b; i < e; ++i) count += set.count(i);
+          CHECK(in == count);
+          CHECK(2 * in >= e - b);
+          CHECK(set.count(b) == 1);
+          CHECK(set.count(e - 1) == 1);
+        });
+    const std::vector<std::uint64_t> expected(set.lower_bound(from), set.lower_bound(limit));
+    CHECK(visited == expected);
+    CHECK(dense_count > 0);
+    // Runs between dense stretches are maximal there: no two visited runs touch unless a
+    // chunk boundary where a stretch began or ended cut them.
+    for (std::size_t r = 1; r < runs.size(); ++r)
+      if (runs[r - 1].second == runs[r].first) CHECK(runs[r].first % kChunk == 0);
+  }
+}
+
+TEST_CASE("a stretch of dense chunks shorter than the least span is visited run by run") {
+  constexpr std::uint64_t kChunk = ChangeBitmap::kIndicesPerChunk;
+  ChangeBitmap bits(8 * kChunk);
+  bits.resize(8 * kChunk);
+  for (std::uint64_t i = kChunk; i < 3 * kChunk; i += 2) bits.mark(i);  // two chunks at half density
+  std::uint64_t run_count = 0, dense_count = 0;
+  auto count_runs = [&](std::uint64_t, std::uint64_t) { ++run_count; };
+  auto count_dense = [&](std::uint64_t, std::uint64_t, std::uint64_t) { ++dense_count; };
+  bits.for_each_run_or_dense(0, 8 * kChunk, 2 * kChunk, count_runs, count_dense);
+  CHECK(dense_count == 0);
+  CHECK(run_count == kChunk);
+  run_count = 0;
+  bits.for_each_run_or_dense(0, 8 * kChunk, 2 * kChunk - 1, count_runs, count_dense);
+  CHECK(dense_count == 1);
+  CHECK(run_count == 0);
+}
