@@ -360,17 +360,23 @@ TEST_CASE("a patch larger than the page-locked patch buffer goes over in parts o
                           /*verify=*/true);
       const ShapeId node = heap.shapes().intern(4, 1);
       // As the adversarial test's last step, larger: isolated stores of objects that only
-      // `keep` held before, so that a part not applied leaves them unmarked.
+      // `keep` held before, so that a part not applied leaves them unmarked; and a
+      // rewritten array, sent by DMA ahead of the patch (the CUDA backend's pieces cross
+      // the link beside such copies), whose elements only it holds then too.
       const std::uint64_t slots = 27 * GraphMirror::kParallelEntries;
+      const std::uint64_t dense_slots = 2 * GraphMirror::kParallelEntries;
       const ObjectId wide = heap.allocate_ref_array(slots);
-      const ObjectId keep = heap.allocate_ref_array(slots / 3);
-      for (std::uint64_t i = 0; i < slots / 3; ++i) heap.store_element(keep, i, heap.allocate(node));
-      std::vector<ObjectId> roots{wide, keep};
+      const ObjectId dense = heap.allocate_ref_array(dense_slots);
+      const ObjectId keep = heap.allocate_ref_array(slots / 3 + dense_slots);
+      for (std::uint64_t i = 0; i < slots / 3 + dense_slots; ++i) heap.store_element(keep, i, heap.allocate(node));
+      std::vector<ObjectId> roots{wide, dense, keep};
       collector.collect(roots, "test");
       for (std::uint64_t i = 0; i < slots; i += 3) heap.store_element(wide, i, heap.load_element(keep, i / 3));
+      for (std::uint64_t i = 0; i < dense_slots; ++i) heap.store_element(dense, i, heap.load_element(keep, slots / 3 + i));
       roots.pop_back();
       const CollectionStats stats = collector.collect(roots, "test");  // throws VerifyError on any difference
       CHECK(detail(stats, "sync_full") == 0);
+      CHECK(detail(stats, "sync_direct_bytes") >= dense_slots * MirrorPlan::kEdgeBytes);
       CHECK(detail(stats, "sync_patch_bytes") > 4 * MirrorPlan::kPieceBytes);
       if (capacity >= MirrorPlan::kPieceBytes) {
         CHECK(detail(stats, "sync_patch_parts") >= 2);
@@ -380,7 +386,7 @@ TEST_CASE("a patch larger than the page-locked patch buffer goes over in parts o
         CHECK(detail(stats, "sync_patch_pieces") >= 2);
       }
       check_bound(stats);
-      CHECK(stats.mark.marked_objects >= slots / 3);
+      CHECK(stats.mark.marked_objects >= slots / 3 + dense_slots);
     }
   }
 }
