@@ -40,8 +40,6 @@ class CudaBackend final : public DeviceBackend {
     check(cudaSetDevice(device_), "cudaSetDevice");
     note_driver_state();
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    check(cudaStreamCreateWithFlags(&patch_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    check(cudaEventCreateWithFlags(&patch_applied_, cudaEventDisableTiming), "cudaEventCreate");
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
     int cooperative = 0;
@@ -60,9 +58,6 @@ class CudaBackend final : public DeviceBackend {
     }
     try {
       patch_host_.reserve(kInitialPatchBytes, "the mirror patch");
-      // The device's piece buffer too, so that a sync's pieces do not grow it (freeing
-      // the old one waits for the whole device, the direct copies queued before included).
-      patch_.reserve(kInitialPatchBytes, "the mirror patch");
     } catch (const DeviceError&) {
       // Likewise: patches are staged until grow_patch_buffer finds some.
     }
@@ -70,8 +65,6 @@ class CudaBackend final : public DeviceBackend {
   ~CudaBackend() override {
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
-    cudaEventDestroy(patch_applied_);
-    cudaStreamDestroy(patch_stream_);
     cudaStreamDestroy(stream_);
   }
 
@@ -132,7 +125,6 @@ class CudaBackend final : public DeviceBackend {
     // link, a copied one in its copy).
     if (pending_.patch_groups != 0) launch_setup();
     if (host_reads_.patch) wait("waiting for the last mirror patch");
-    wait_for_patch_copies();
     patch_staged_ = bytes > patch_host_.capacity();
     if (!patch_staged_) return {patch_host_.data(), bytes};
     // Too large for the page-locked buffer: packed into pageable memory and staged
@@ -169,29 +161,19 @@ class CudaBackend final : public DeviceBackend {
       return;
     }
     // Every piece goes to the device buffer's start: the stream orders a piece's copy
-    // after the kernel that applies the one before. (A piece larger than the buffer
-    // waits for the pieces before it, which may still read the buffer it replaces.)
-    if (layout.bytes > patch_.capacity()) wait_for_patch_copies();
+    // after the kernel that applies the one before.
     patch_.reserve(layout.bytes, "the mirror patch");
     if (patch_staged_) {
       staging_.copy(patch_.as<void>(), patch_spill_.get() + offset, layout.bytes, stream());
-      launch_apply_patch(layout, stream());
-      return;
+    } else {
+      check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data() + offset, layout.bytes, cudaMemcpyHostToDevice,
+                            stream()),
+            "uploading the mirror patch");
+      host_reads_.patch = true;
     }
-    // From the page-locked buffer, on a stream of its own: the direct copies queued
-    // before it (a sync's ranges, sent while it was planned) do not hold it back, so that
-    // the buffer is free for the patch's next part once its own pieces are applied, not
-    // once the link has carried everything. The pieces change other entries than the
-    // direct copies, or write the same values (a pause's sync of a refresh's plan), so
-    // the two may cross the link together; the main stream waits for the piece before
-    // anything enqueued on it later (the mark).
-    check(cudaMemcpyAsync(patch_.as<void>(), patch_host_.data() + offset, layout.bytes, cudaMemcpyHostToDevice,
-                          patch_stream_),
-          "uploading the mirror patch");
-    host_reads_.patch_copies = true;
-    launch_apply_patch(layout, patch_stream_);
-    check(cudaEventRecord(patch_applied_, patch_stream_), "cudaEventRecord");
-    check(cudaStreamWaitEvent(stream_, patch_applied_), "cudaStreamWaitEvent");
+    check(cuda::launch_apply_patch(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
+                                   patch_.as<std::uint32_t>(), layout.kernel_groups(), stream()),
+          "launching the mirror patch kernel");
   }
 
   void finish_sync() override { drain("syncing the reference graph"); }
@@ -614,20 +596,7 @@ class CudaBackend final : public DeviceBackend {
     const cuda::PauseSetupArgs args = take_setup();
     check(cuda::launch_pause_setup(args, groups, stream_), "launching the pause setup kernel");
   }
-  /// Launches the kernel that applies a piece of `layout` from the device's piece buffer.
-  void launch_apply_patch(const MirrorPatchLayout& layout, cudaStream_t on) {
-    check(cuda::launch_apply_patch(begin_.as<std::uint64_t>(), degree_.as<std::uint32_t>(), edges_.as<std::uint32_t>(),
-                                   patch_.as<std::uint32_t>(), layout.kernel_groups(), on),
-          "launching the mirror patch kernel");
-  }
-  /// Waits for the pieces copied on patch_stream_ (none when the main stream was waited for).
-  void wait_for_patch_copies() {
-    if (!host_reads_.patch_copies) return;
-    check(cudaStreamSynchronize(patch_stream_), "waiting for the last mirror patch");
-    host_reads_.patch_copies = false;
-  }
-  /// Waits for everything launched (not for what is held back); the main stream waits
-  /// for every piece of a patch (apply_patch), so this waits for those too.
+  /// Waits for everything launched (not for what is held back).
   void wait(const char* what) {
     check(cudaStreamSynchronize(stream_), what);
     host_reads_ = {};
@@ -653,10 +622,6 @@ class CudaBackend final : public DeviceBackend {
   DeviceInfo info_;
   int device_;
   cudaStream_t stream_ = nullptr;  // enqueue through stream()
-  /// A patch's pieces copied from the page-locked buffer and applied (apply_patch);
-  /// stream_ waits for patch_applied_ after each.
-  cudaStream_t patch_stream_ = nullptr;
-  cudaEvent_t patch_applied_ = nullptr;
   /// A pause's small setup steps, held back to go in one launch (stream()): the mirror
   /// patch read from patch_host_ (patch_groups != 0), the level state and roots read
   /// from setup_host_, the mark bitmap's words from clear_from cleared, the chunk
@@ -671,12 +636,10 @@ class CudaBackend final : public DeviceBackend {
     bool empty() const { return patch_groups == 0 && copy_words == 0 && clear_words == 0 && fill_words == 0; }
   };
   PendingSetup pending_;
-  /// Work launched that reads patch_host_ (a setup that applies it; a piece's copy, on
-  /// patch_stream_) or setup_host_ (a setup that copies the state and roots): wait
-  /// before rewriting them.
+  /// Work launched that reads patch_host_ (a patch's copy or a setup that applies it) or
+  /// setup_host_ (a setup that copies the state and roots): wait before rewriting them.
   struct HostReads {
     bool patch = false;
-    bool patch_copies = false;
     bool setup = false;
   };
   HostReads host_reads_;

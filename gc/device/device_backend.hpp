@@ -246,9 +246,6 @@ class DeviceBackend {
   /// page-locked buffer, in one launch with begin_mark's and begin_chunks' steps before
   /// whatever it enqueues next (the CUDA backend's pause setup); either way it is applied
   /// before anything enqueued after it. (The pieces of a patch change disjoint entries.)
-  /// It may be applied while uploads enqueued before it still cross the link (the CUDA
-  /// backend copies pieces on a stream of their own): a sync's patch changes other
-  /// entries than its direct ranges, or writes the same values.
   virtual void apply_patch(const MirrorPatchLayout& layout, std::uint64_t offset) = 0;
   /// Waits until every enqueued upload and patch is applied.
   virtual void finish_sync() = 0;
