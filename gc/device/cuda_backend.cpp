@@ -58,6 +58,9 @@ class CudaBackend final : public DeviceBackend {
     }
     try {
       patch_host_.reserve(kInitialPatchBytes, "the mirror patch");
+      // The device's piece buffer too: growing it in a sync frees the old one, and
+      // cudaFree waits for the whole device, the direct copies queued before included.
+      patch_.reserve(kInitialPatchBytes, "the mirror patch");
     } catch (const DeviceError&) {
       // Likewise: patches are staged until grow_patch_buffer finds some.
     }
