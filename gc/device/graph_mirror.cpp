@@ -140,16 +140,35 @@ MirrorSyncStats GraphMirror::sync_changes(const RefGraph& graph, GraphChanges* c
     // planning, so that its copies cross the link meanwhile.
     backend_.reserve_graph(vertex_count, edge_count, vertices_, edges_);
     if (handed_over) send(graph, held, pool, GraphAccess::Exclusive, stats, /*send_direct=*/true);
+    // The slices' direct ranges gather (joined where adjacent) into batches of at least
+    // a piece's bytes, each one driver call per array: a slice's ranges alone would cost
+    // a call each, about as long as the link takes to carry them.
+    std::uint64_t batched_bytes = 0;
+    auto send_batch = [&] {
+      auto& [vertex_ranges, edge_ranges] = direct_batch_;
+      if (!vertex_ranges.empty()) {
+        backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), vertex_ranges);
+        backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), vertex_ranges);
+      }
+      if (!edge_ranges.empty()) backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), edge_ranges);
+      vertex_ranges.clear();
+      edge_ranges.clear();
+      batched_bytes = 0;
+    };
     plan_mirror_sync(graph, *changes, vertices_, edges_, pool, plan, [&](const MirrorPlan::Slice& slice) {
       if (slice.direct.empty()) return;
-      if (slice.edges) {
-        backend_.upload_ranges(MirrorArray::Edges, graph.edge_data(), slice.direct);
-      } else {
-        backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), slice.direct);
-        backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), slice.direct);
+      std::vector<ElementRange>& batch = slice.edges ? direct_batch_.second : direct_batch_.first;
+      for (const ElementRange r : slice.direct) {
+        if (!batch.empty() && batch.back().end == r.begin)
+          batch.back().end = r.end;
+        else
+          batch.push_back(r);
+        batched_bytes += (r.end - r.begin) * (slice.edges ? kEdgeBytes : kVertexBytes);
       }
       streamed_ranges += slice.direct.size();
+      if (batched_bytes >= MirrorPlan::kPieceBytes) send_batch();
     });
+    send_batch();
     streamed_bytes = plan.direct_bytes;
     changed_bytes = plan.changed_bytes;
     // Planning counts the changes on the way, on every thread, so whether the whole

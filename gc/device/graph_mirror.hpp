@@ -29,9 +29,9 @@
 // sent again.
 //
 // Direct ranges go while the plan is made: the device arrays are reserved first, and
-// each slice's direct ranges are enqueued as soon as the slice is planned
-// (plan_mirror_sync hands the slices on in index order), so the link carries them
-// while later slices are planned; the patch is packed after the plan.
+// the slices' direct ranges are enqueued as the slices are planned (plan_mirror_sync
+// hands them on in index order), in batches of at least a piece's bytes, so the link
+// carries them while later slices are planned; the patch is packed after the plan.
 //
 // Who packs. A sync of at least kParallelEntries changed entries (allocation into
 // freed slots changes millions of entries, scattered over the heap) plans and packs on
@@ -163,6 +163,8 @@ class GraphMirror {
   std::unique_ptr<ThreadPool> pool_;  // created by the first sync that needs it
   MirrorPlan plan_;                   // of the last sync, kept for its vectors' capacity
   MirrorPlan refresh_plan_;           // likewise, of the last refresh
+  /// A sync's direct ranges of vertices and of edges, gathered as planned until sent.
+  std::pair<std::vector<ElementRange>, std::vector<ElementRange>> direct_batch_;
   bool refresh_handed_over_ = false;  // refresh_plan_ was taken but not sent: the next sync sends it
   const RefGraph* graph_ = nullptr;   // the graph the device copy belongs to
   std::uint64_t generation_ = 0;      // of the graph's changes, after this mirror cleared them
