@@ -26,8 +26,8 @@
 // the bits it takes. No mark is lost: a writer's store that races with a take may set
 // bits again that the taker already took (it re-stores the word it loaded), which
 // costs a second send, never a missed one; and a bit set after its chunk's summary bit
-// was taken sets that summary bit again. Everything else (`for_each_run`, `count`,
-// `clear`, `resize`) runs while no take is in progress.
+// was taken sets that summary bit again. Everything else (`for_each_run`,
+// `for_each_run_or_dense`, `count`, `clear`, `resize`) runs while no take is in progress.
 #pragma once
 
 #include <algorithm>
