@@ -157,14 +157,9 @@ MirrorSyncStats GraphMirror::sync_changes(const RefGraph& graph, GraphChanges* c
     };
     plan_mirror_sync(graph, *changes, vertices_, edges_, pool, plan, [&](const MirrorPlan::Slice& slice) {
       if (slice.direct.empty()) return;
-      std::vector<ElementRange>& batch = slice.edges ? direct_batch_.second : direct_batch_.first;
-      for (const ElementRange r : slice.direct) {
-        if (!batch.empty() && batch.back().end == r.begin)
-          batch.back().end = r.end;
-        else
-          batch.push_back(r);
+      append_joined(slice.edges ? direct_batch_.second : direct_batch_.first, slice.direct);
+      for (const ElementRange r : slice.direct)
         batched_bytes += (r.end - r.begin) * (slice.edges ? kEdgeBytes : kVertexBytes);
-      }
       streamed_ranges += slice.direct.size();
       if (batched_bytes >= MirrorPlan::kPieceBytes) send_batch();
     });

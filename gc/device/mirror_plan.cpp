@@ -191,16 +191,6 @@ std::uint64_t direct_range_bytes(const MirrorPlan& plan) {
   return bytes;
 }
 
-/// Appends `ranges` to `to`, joining a range that starts where the last one ends.
-void append_joined(std::vector<ElementRange>& to, std::span<const ElementRange> ranges) {
-  for (ElementRange r : ranges) {
-    if (!to.empty() && to.back().end == r.begin)
-      to.back().end = r.end;
-    else
-      to.push_back(r);
-  }
-}
-
 /// Bytes of a slice's packed changes: its pairs, records, run headers (a vertex run has
 /// one for Begin and one for Degree) and run values.
 std::uint64_t packed_bytes(const MirrorPlan::Slice& slice) {
@@ -323,6 +313,15 @@ void write_section_table(const MirrorPatchLayout& layout, std::byte* buffer) {
 }
 
 }  // namespace
+
+void append_joined(std::vector<ElementRange>& to, std::span<const ElementRange> ranges) {
+  for (ElementRange r : ranges) {
+    if (!to.empty() && to.back().end == r.begin)
+      to.back().end = r.end;
+    else
+      to.push_back(r);
+  }
+}
 
 std::uint64_t MirrorPlan::edge_pair_count() const {
   std::uint64_t n = 0;

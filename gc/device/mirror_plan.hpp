@@ -50,6 +50,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "gc/device/device_backend.hpp"
@@ -132,6 +133,9 @@ struct MirrorPlan {
   /// Empties the plan for `slice_count` slices, keeping every vector's capacity.
   void reset(std::uint64_t slice_count);
 };
+
+/// Appends `ranges` to `to`, joining a range that starts where the last one ends.
+void append_joined(std::vector<ElementRange>& to, std::span<const ElementRange> ranges);
 
 /// Plans into `plan` (its old contents dropped, its vectors' capacity kept: a mirror
 /// reuses one plan, so that a sync of millions of changes allocates no memory) the
