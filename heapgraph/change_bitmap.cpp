@@ -60,30 +60,25 @@ ChangeBitmap::DenseStretch ChangeBitmap::next_dense(std::uint64_t first_chunk, s
     found = {begin, end, set, next};
     return true;
   };
-  for (std::uint64_t s = first_chunk / 64; s * 64 < end_chunk; ++s) {
-    std::uint64_t chunks = summary_[s];
-    if (s == first_chunk / 64) chunks &= ~std::uint64_t{0} << (first_chunk % 64);
-    for (; chunks != 0; chunks &= chunks - 1) {
-      const std::uint64_t chunk = s * 64 + static_cast<std::uint64_t>(std::countr_zero(chunks));
-      if (chunk >= end_chunk) break;
-      std::uint64_t set = 0;
-      for (std::uint64_t w = chunk * kWordsPerChunk; w < (chunk + 1) * kWordsPerChunk; ++w)
-        set += static_cast<std::uint64_t>(std::popcount(bits_[w]));
-      if (open_end != open_begin && chunk == open_end &&
-          2 * (open_set + set) >= (chunk + 1 - open_begin) * kIndicesPerChunk) {
-        open_end = chunk + 1;
-        open_set += set;
-        continue;
-      }
-      if (close(chunk)) return found;
-      if (2 * set >= kIndicesPerChunk) {
-        open_begin = chunk;
-        open_end = chunk + 1;
-        open_set = set;
-      }
+  for_each_marked_chunk(first_chunk * kIndicesPerChunk, end_chunk * kIndicesPerChunk, [&](std::uint64_t chunk) {
+    std::uint64_t set = 0;
+    for (std::uint64_t w = chunk * kWordsPerChunk; w < (chunk + 1) * kWordsPerChunk; ++w)
+      set += static_cast<std::uint64_t>(std::popcount(bits_[w]));
+    if (open_end != open_begin && chunk == open_end &&
+        2 * (open_set + set) >= (chunk + 1 - open_begin) * kIndicesPerChunk) {
+      open_end = chunk + 1;
+      open_set += set;
+      return true;
     }
-  }
-  close(end_chunk);
+    if (close(chunk)) return false;
+    if (2 * set >= kIndicesPerChunk) {
+      open_begin = chunk;
+      open_end = chunk + 1;
+      open_set = set;
+    }
+    return true;
+  });
+  close(end_chunk);  // nothing open once a stretch was found
   return found;
 }
 

@@ -127,7 +127,7 @@ class ChangeBitmap {
   /// `least_span` entries.
   DenseStretch next_dense(std::uint64_t first_chunk, std::uint64_t end_chunk, std::uint64_t least_span) const;
   /// Calls `visit(chunk)` for every chunk marked in the summary that holds entries of
-  /// [from, limit), in order; `limit` is at most size().
+  /// [from, limit), in order, until it returns false; `limit` is at most size().
   template <typename F>
   void for_each_marked_chunk(std::uint64_t from, std::uint64_t limit, F&& visit) const;
   /// Calls `visit(word_index)` for every nonzero word of the chunks marked in the summary
@@ -151,8 +151,7 @@ void ChangeBitmap::for_each_marked_chunk(std::uint64_t from, std::uint64_t limit
     if (s == first_chunk / 64) chunks &= ~std::uint64_t{0} << (first_chunk % 64);
     for (; chunks != 0; chunks &= chunks - 1) {
       const std::uint64_t chunk = s * 64 + static_cast<std::uint64_t>(std::countr_zero(chunks));
-      if (chunk >= end_chunk) return;
-      visit(chunk);
+      if (chunk >= end_chunk || !visit(chunk)) return;
     }
   }
 }
@@ -167,6 +166,7 @@ void ChangeBitmap::for_each_marked_word(std::uint64_t from, std::uint64_t limit,
     const std::uint64_t last = std::min(chunk * kWordsPerChunk + kWordsPerChunk, limit_words);
     for (std::uint64_t w = first; w < last; ++w)
       if (bits_[w] != 0) visit(w);
+    return true;
   });
 }
 
