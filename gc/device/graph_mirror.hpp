@@ -58,6 +58,7 @@
 
 #include "gc/device/device_backend.hpp"
 #include "gc/device/mirror_plan.hpp"
+#include "gc/util/stopwatch.hpp"
 #include "gc/util/thread_pool.hpp"
 #include "heapgraph/ref_graph.hpp"
 
@@ -89,6 +90,8 @@ struct MirrorSyncStats {
   double patch_buffer_ms = 0;       // waiting for and (re)allocating the host patch buffer (each part's)
   double fill_ms = 0;               // writing the patch and issuing its pieces
   double pack_ms = 0;               // all of the above and issuing the copies
+  double first_copy_ms = 0;         // from the sync's start until its first copy was issued (0: none)
+  double wait_ms = 0;               // waiting at the end for the device to finish the copies (when it waited)
   double ms = 0;                    // the whole sync (its host part when it did not wait)
   bool waited = true;               // for the device to apply it (SyncEnd)
 
@@ -154,7 +157,7 @@ class GraphMirror {
   /// planning; the patch filled and applied), without waiting for it; records the
   /// patch's figures and timings in `stats`.
   void send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool* pool, GraphAccess access,
-            MirrorSyncStats& stats, bool send_direct);
+            MirrorSyncStats& stats, bool send_direct, const Stopwatch& clock);
   MirrorSyncStats sync_changes(const RefGraph& graph, GraphChanges* changes, SyncEnd end, ThreadPool* threads);
   /// After a device error: the device copy is unknown, so the next sync uploads all.
   void forget();

@@ -84,11 +84,17 @@ struct MirrorFixture {
 /// their pairs lie in one segment at most (mirror_plan.hpp).
 constexpr double kTableBytes = MirrorPatchLayout::section_table_bytes(1);
 
-/// Checks the byte bound of a sync that was not a full upload, and that a pause's sync
+/// Checks the byte bound of a sync that was not a full upload, that a pause's sync
 /// waits for the device exactly when it copied runs straight from the host arrays (a
-/// patch alone is applied before the mark's first launch; SyncEnd::BeforeNextLaunch).
+/// patch alone is applied before the mark's first launch; SyncEnd::BeforeNextLaunch),
+/// and that its timeline fits in it: a first copy exactly when it sent bytes, a wait
+/// only when it waited.
 void check_bound(const CollectionStats& stats) {
   CHECK(detail(stats, "sync_waited") == (detail(stats, "sync_direct_bytes") > 0 ? 1.0 : 0.0));
+  CHECK((detail(stats, "sync_first_copy_ms") > 0) == (detail(stats, "sync_bytes") > 0));
+  CHECK(detail(stats, "sync_first_copy_ms") <= detail(stats, "sync_ms"));
+  CHECK(detail(stats, "sync_wait_ms") <= detail(stats, "sync_ms"));
+  if (detail(stats, "sync_waited") == 0) CHECK(detail(stats, "sync_wait_ms") == 0);
   if (detail(stats, "sync_full") != 0) return;
   CHECK(detail(stats, "sync_bytes") <=
         2 * detail(stats, "sync_changed_bytes") + detail(stats, "sync_patch_pieces") * kTableBytes);
