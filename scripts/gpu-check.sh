@@ -4,13 +4,14 @@
 # under compute-sanitizer (memcheck and racecheck), run the GPU benchmarks, and print
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
-#   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench sync-bench replay-bench vm-gpu-bench concurrent-bench multi-bench"
+#   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench sync-bench link-bench replay-bench vm-gpu-bench concurrent-bench multi-bench"
 #   TEST_SUITES="test_gc test_gpu_dfs" (instead of the whole ctest: these binaries, all devices)
 #   SANITIZERS="memcheck racecheck synccheck" SANITIZE_SUITES="gc dfs gen conc" (which suites go under the sanitizers)
 #   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
 #   SANITIZE_DFS_ARGS="-tc=*fallback*" SANITIZE_GEN_ARGS="-tc=*property*" (doctest arguments)
 #   BENCH_ARGS="--quick" DFS_BENCH_ARGS="--quick" MARKERS_BENCH_ARGS="--runs 3" GEN_BENCH_ARGS="--reps=1"
 #   SYNC_BENCH_ARGS="--rounds=5" (bench_mirror_sync's: the host side of a mirror sync, 1 to all threads)
+#   LINK_BENCH_ARGS="--reps=25" (bench_host_link's: the link in the sync's copy patterns, a first call's cost)
 #   REPLAY_BENCH_ARGS="heaps/javac.gcvmtrace.gz" (bench/bench_replay_warm.sh's arguments; carry heaps/)
 #   VM_GPU_BENCH_ARGS="--reps=3" (bench/bench_vm_gpu.sh's arguments: guest runs, CPU against GPU collectors)
 #   CONCURRENT_BENCH_ARGS="--reps=1 gcbench:64M:0" (bench/bench_vm_concurrent.sh's: the plans side by side)
@@ -125,6 +126,13 @@ if has sync-bench; then
   start=$SECONDS
   "$build/bench/bench_mirror_sync" ${SYNC_BENCH_ARGS:-} 2>&1 | tee "$out/bench_mirror_sync.log"
   note "bench_mirror_sync ${SYNC_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
+fi
+
+if has link-bench; then
+  start=$SECONDS
+  # shellcheck disable=SC2086
+  "$build/bench/bench_host_link" ${LINK_BENCH_ARGS:-} 2>&1 | tee "$out/bench_host_link.log"
+  note "bench_host_link ${LINK_BENCH_ARGS:-}" "done ($((SECONDS - start)) s)"
 fi
 
 if has replay-bench; then

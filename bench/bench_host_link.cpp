@@ -1,0 +1,209 @@
+// What the host link does for the copy patterns of the device mirror's sync (CUDA
+// builds): the same bytes as one copy, as several copies each a driver call, and as
+// ranges in cudaMemcpyBatchAsync batches (the sync's direct ranges), from page-locked
+// host memory both registered (malloc + cudaHostRegister, as the host graph's arrays)
+// and allocated (cudaMallocHost, as the patch buffer). Each pattern is timed on the
+// device (events around its copies) and on the host (from the first call to the
+// stream's end), the median of --reps repetitions after three warm-ups.
+//
+// Then the first driver call after the host did other work: a batch of one 2 MiB
+// copy issued after the host slept, after it spun, and after it walked --walk MiB of
+// memory (as a pause's first copy after the mutator ran), against the second call
+// right after it. Host-timed, medians of --reps.
+//
+//   bench_host_link [--bytes 14680064] [--reps 25] [--walk 256]
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/median.hpp"
+
+using gcvm::bench::median;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double elapsed_us(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::micro>(to - from).count();
+}
+
+void check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  fmt::print(stderr, "bench_host_link: {}: {}\n", what, cudaGetErrorString(status));
+  std::exit(1);
+}
+
+struct Link {
+  cudaStream_t stream = nullptr;
+  char* device = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  int reps = 25;
+};
+
+/// Copies `count` ranges of `bytes` each, `stride` apart, from `host` to the same
+/// offsets on the device: `per_call` ranges to a cudaMemcpyBatchAsync call, or each
+/// range a cudaMemcpyAsync of its own when `per_call` is 0.
+void issue(const Link& link, const char* host, std::size_t count, std::size_t bytes, std::size_t stride,
+           std::size_t per_call) {
+  if (per_call == 0) {
+    for (std::size_t i = 0; i < count; ++i)
+      check(cudaMemcpyAsync(link.device + i * stride, host + i * stride, bytes, cudaMemcpyHostToDevice, link.stream),
+            "cudaMemcpyAsync");
+    return;
+  }
+  std::vector<void*> to(count);
+  std::vector<const void*> from(count);
+  std::vector<std::size_t> sizes(count, bytes);
+  for (std::size_t i = 0; i < count; ++i) {
+    to[i] = link.device + i * stride;
+    from[i] = host + i * stride;
+  }
+  cudaMemcpyAttributes attributes{};
+  attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < count; i += per_call) {
+    const std::size_t n = std::min(per_call, count - i);
+    check(cudaMemcpyBatchAsync(to.data() + i, from.data() + i, sizes.data() + i, n, &attributes, &first, 1,
+                               link.stream),
+          "cudaMemcpyBatchAsync");
+  }
+}
+
+void pattern(const Link& link, const char* memory, const char* host, const std::string& name, std::size_t count,
+             std::size_t bytes, std::size_t stride, std::size_t per_call) {
+  std::vector<double> device_ms, host_ms;
+  for (int rep = 0; rep < link.reps + 3; ++rep) {
+    check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
+    const auto begin = Clock::now();
+    check(cudaEventRecord(link.start, link.stream), "cudaEventRecord");
+    issue(link, host, count, bytes, stride, per_call);
+    check(cudaEventRecord(link.stop, link.stream), "cudaEventRecord");
+    check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
+    const double host_elapsed = elapsed_us(begin, Clock::now()) / 1e3;
+    float device_elapsed = 0;
+    check(cudaEventElapsedTime(&device_elapsed, link.start, link.stop), "cudaEventElapsedTime");
+    if (rep < 3) continue;
+    device_ms.push_back(device_elapsed);
+    host_ms.push_back(host_elapsed);
+  }
+  const double total = static_cast<double>(count) * static_cast<double>(bytes);
+  const std::size_t calls = per_call == 0 ? count : (count + per_call - 1) / per_call;
+  fmt::print("{:<10} {:<36} {:>6} {:>6} {:>9.1f} {:>10.3f} {:>7.1f} {:>10.3f} {:>7.1f}\n", memory, name, count, calls,
+             total / 1e6, median(device_ms), total / median(device_ms) / 1e6, median(host_ms),
+             total / median(host_ms) / 1e6);
+}
+
+volatile std::uint64_t sink;
+
+/// The host's work before a first call: 0 sleeps 2 ms, 1 spins 2 ms, 2 walks `junk`.
+void host_work(int kind, std::vector<char>& junk) {
+  if (kind == 0) std::this_thread::sleep_for(std::chrono::milliseconds{2});
+  if (kind == 1) {
+    const auto begin = Clock::now();
+    std::uint64_t x = 1;
+    while (elapsed_us(begin, Clock::now()) < 2000) x = x * 6364136223846793005ull + 1;
+    sink = x;
+  }
+  if (kind == 2) {
+    std::uint64_t x = 0;
+    for (std::size_t i = 0; i < junk.size(); i += 64) x += static_cast<unsigned char>(++junk[i]);
+    sink = x;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t bytes = std::size_t{14} << 20;
+  int reps = 25;
+  std::size_t walk_mib = 256;
+  CLI::App app{"Host-to-device copies in the patterns of the mirror's sync, and a first driver call's cost"};
+  app.add_option("--bytes", bytes, "Bytes each pattern copies (rounded down to whole 64 KiB ranges)")
+      ->check(CLI::Range(std::size_t{1} << 20, std::size_t{1} << 30));
+  app.add_option("--reps", reps, "Repetitions per pattern (medians)")->check(CLI::Range(1, 1000));
+  app.add_option("--walk", walk_mib, "MiB of memory walked before a cold first call")->check(CLI::Range(1, 4096));
+  CLI11_PARSE(app, argc, argv);
+
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    fmt::print(stderr, "bench_host_link: no CUDA device\n");
+    return 1;
+  }
+  const std::size_t range64 = std::size_t{64} << 10, range256 = std::size_t{256} << 10;
+  bytes = bytes / range64 * range64;
+  // Room for the patterns' strides (a gap of a quarter range after every range) and for
+  // the first-call probe's two 2 MiB copies, 4 MiB apart.
+  const std::size_t span = std::max(bytes + bytes / 4 + range256, std::size_t{6} << 20);
+
+  Link link;
+  link.reps = reps;
+  check(cudaSetDevice(0), "cudaSetDevice");
+  check(cudaStreamCreateWithFlags(&link.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaEventCreate(&link.start), "cudaEventCreate");
+  check(cudaEventCreate(&link.stop), "cudaEventCreate");
+  check(cudaMalloc(reinterpret_cast<void**>(&link.device), span), "cudaMalloc");
+  char* registered = static_cast<char*>(std::aligned_alloc(4096, (span + 4095) / 4096 * 4096));
+  if (registered == nullptr) {
+    fmt::print(stderr, "bench_host_link: out of host memory\n");
+    return 1;
+  }
+  std::memset(registered, 1, span);
+  check(cudaHostRegister(registered, span, cudaHostRegisterDefault), "cudaHostRegister");
+  char* allocated = nullptr;
+  check(cudaMallocHost(reinterpret_cast<void**>(&allocated), span), "cudaMallocHost");
+  std::memset(allocated, 1, span);
+
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  fmt::print("# {}, {:.1f} MB a pattern, medians of {}\n", prop.name, static_cast<double>(bytes) / 1e6, reps);
+  fmt::print("{:<10} {:<36} {:>6} {:>6} {:>9} {:>10} {:>7} {:>10} {:>7}\n", "memory", "pattern", "copies", "calls",
+             "MB", "device ms", "GB/s", "host ms", "GB/s");
+  const std::size_t sevenths = bytes / 7 / range64 * range64;
+  for (const auto& [memory, host] : {std::pair{"registered", registered}, std::pair{"allocated", allocated}}) {
+    pattern(link, memory, host, "one copy", 1, bytes, 0, 0);
+    pattern(link, memory, host, "7 copies, each a call", 7, sevenths, sevenths + range64, 0);
+    pattern(link, memory, host, "7 copies, one batch", 7, sevenths, sevenths + range64, 7);
+    const std::size_t n256 = bytes / range256, n64 = bytes / range64;
+    pattern(link, memory, host, "256 KiB ranges, each a call", n256, range256, range256 + range64, 0);
+    pattern(link, memory, host, "256 KiB ranges, batches of 8", n256, range256, range256 + range64, 8);
+    pattern(link, memory, host, "256 KiB ranges, one batch", n256, range256, range256 + range64, n256);
+    pattern(link, memory, host, "64 KiB ranges, each a call", n64, range64, range64 + range64 / 4, 0);
+    pattern(link, memory, host, "64 KiB ranges, one batch", n64, range64, range64 + range64 / 4, n64);
+  }
+
+  std::vector<char> junk(walk_mib << 20, 1);
+  fmt::print("\n{:<28} {:>14} {:>14}\n", "before the first call", "first call us", "second call us");
+  const char* kinds[] = {"slept 2 ms", "spun 2 ms", "walked memory"};
+  for (int kind = 0; kind < 3; ++kind) {
+    std::vector<double> first, second;
+    for (int rep = 0; rep < reps; ++rep) {
+      check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
+      host_work(kind, junk);
+      const auto t0 = Clock::now();
+      issue(link, registered, 1, std::size_t{2} << 20, 0, 1);
+      const auto t1 = Clock::now();
+      issue(link, registered + (std::size_t{4} << 20), 1, std::size_t{2} << 20, 0, 1);
+      const auto t2 = Clock::now();
+      first.push_back(elapsed_us(t0, t1));
+      second.push_back(elapsed_us(t1, t2));
+    }
+    const std::string what = kind == 2 ? fmt::format("walked {} MiB", walk_mib) : kinds[kind];
+    fmt::print("{:<28} {:>14.1f} {:>14.1f}\n", what, median(first), median(second));
+  }
+  check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
+  cudaHostUnregister(registered);
+  std::free(registered);
+  cudaFreeHost(allocated);
+  cudaFree(link.device);
+  return 0;
+}
