@@ -146,9 +146,9 @@ MirrorSyncStats GraphMirror::sync_changes(const RefGraph& graph, GraphChanges* c
       if (threads == nullptr && !pool_) pool_ = std::make_unique<ThreadPool>(0);
       pool = threads != nullptr ? threads : pool_.get();
     }
-    // The device arrays first, so that each slice's direct ranges cross the link as soon
-    // as the slice is planned, while the rest is planned; the handed-over plan before
-    // planning, so that its copies cross the link meanwhile.
+    // The device arrays first, so that the slices' direct ranges cross the link as they
+    // are planned, while the rest is planned; the handed-over plan before planning, so
+    // that its copies cross the link meanwhile.
     backend_.reserve_graph(vertex_count, edge_count, vertices_, edges_);
     if (handed_over) send(graph, held, pool, GraphAccess::Exclusive, stats, /*send_direct=*/true, clock);
     // The slices' direct ranges gather (joined where adjacent) into batches, each one

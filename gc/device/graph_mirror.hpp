@@ -30,8 +30,10 @@
 //
 // Direct ranges go while the plan is made: the device arrays are reserved first, and
 // the slices' direct ranges are enqueued as the slices are planned (plan_mirror_sync
-// hands them on in index order), in batches of at least a piece's bytes, so the link
-// carries them while later slices are planned; the patch is packed after the plan.
+// hands them on in index order), in batches that grow from a piece's bytes to four
+// pieces' (the last one whatever is left), so the link carries them while later slices
+// are planned; the patch is packed after the plan. The change record is cleared while
+// the link still carries the copies.
 //
 // Who packs. A sync of at least kParallelEntries changed entries (allocation into
 // freed slots changes millions of entries, scattered over the heap) plans and packs on
