@@ -2,14 +2,17 @@
 // builds): the same bytes as one copy, as several copies each a driver call, and as
 // ranges in cudaMemcpyBatchAsync batches (the sync's direct ranges), from page-locked
 // host memory both registered (malloc + cudaHostRegister, as the host graph's arrays)
-// and allocated (cudaMallocHost, as the patch buffer). Each pattern is timed on the
+// and allocated (cudaMallocHost, as the patch buffer); from registered memory also
+// with the calls alternating between two streams. Each pattern is timed on the
 // device (events around its copies) and on the host (from the first call to the
 // stream's end), the median of --reps repetitions after three warm-ups.
 //
 // Then the first driver call after the host did other work: a batch of one 2 MiB
-// copy issued after the host slept, after it spun, and after it walked --walk MiB of
-// memory (as a pause's first copy after the mutator ran), against the second call
-// right after it. Host-timed, medians of --reps.
+// copy issued after the host slept, after it spun, after it walked --walk MiB of
+// memory (as a pause's first copy after the mutator ran), and after it spun while
+// another thread walked that memory (as a pause's first copy from a thread of its
+// own, such as the mirror refresher's, while the mutator ran elsewhere), against the
+// second call right after it. Host-timed, medians of --reps.
 //
 //   bench_host_link [--bytes 14680064] [--reps 25] [--walk 256]
 #include <cuda_runtime.h>
@@ -17,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -45,19 +49,22 @@ void check(cudaError_t status, const char* what) {
 
 struct Link {
   cudaStream_t stream = nullptr;
+  cudaStream_t side = nullptr;  // the second stream of a two-stream pattern
   char* device = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr, side_done = nullptr;
   int reps = 25;
 };
 
 /// Copies `count` ranges of `bytes` each, `stride` apart, from `host` to the same
 /// offsets on the device: `per_call` ranges to a cudaMemcpyBatchAsync call, or each
-/// range a cudaMemcpyAsync of its own when `per_call` is 0.
+/// range a cudaMemcpyAsync of its own when `per_call` is 0; with `streams` 2 the calls
+/// alternate between the link's two streams.
 void issue(const Link& link, const char* host, std::size_t count, std::size_t bytes, std::size_t stride,
-           std::size_t per_call) {
+           std::size_t per_call, int streams = 1) {
+  auto stream_of = [&](std::size_t call) { return streams == 2 && call % 2 == 1 ? link.side : link.stream; };
   if (per_call == 0) {
     for (std::size_t i = 0; i < count; ++i)
-      check(cudaMemcpyAsync(link.device + i * stride, host + i * stride, bytes, cudaMemcpyHostToDevice, link.stream),
+      check(cudaMemcpyAsync(link.device + i * stride, host + i * stride, bytes, cudaMemcpyHostToDevice, stream_of(i)),
             "cudaMemcpyAsync");
     return;
   }
@@ -71,22 +78,27 @@ void issue(const Link& link, const char* host, std::size_t count, std::size_t by
   cudaMemcpyAttributes attributes{};
   attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
   std::size_t first = 0;
-  for (std::size_t i = 0; i < count; i += per_call) {
+  for (std::size_t i = 0, call = 0; i < count; i += per_call, ++call) {
     const std::size_t n = std::min(per_call, count - i);
     check(cudaMemcpyBatchAsync(to.data() + i, from.data() + i, sizes.data() + i, n, &attributes, &first, 1,
-                               link.stream),
+                               stream_of(call)),
           "cudaMemcpyBatchAsync");
   }
 }
 
 void pattern(const Link& link, const char* memory, const char* host, const std::string& name, std::size_t count,
-             std::size_t bytes, std::size_t stride, std::size_t per_call) {
+             std::size_t bytes, std::size_t stride, std::size_t per_call, int streams = 1) {
   std::vector<double> device_ms, host_ms;
   for (int rep = 0; rep < link.reps + 3; ++rep) {
     check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
     const auto begin = Clock::now();
     check(cudaEventRecord(link.start, link.stream), "cudaEventRecord");
-    issue(link, host, count, bytes, stride, per_call);
+    if (streams == 2) check(cudaStreamWaitEvent(link.side, link.start), "cudaStreamWaitEvent");
+    issue(link, host, count, bytes, stride, per_call, streams);
+    if (streams == 2) {
+      check(cudaEventRecord(link.side_done, link.side), "cudaEventRecord");
+      check(cudaStreamWaitEvent(link.stream, link.side_done), "cudaStreamWaitEvent");
+    }
     check(cudaEventRecord(link.stop, link.stream), "cudaEventRecord");
     check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
     const double host_elapsed = elapsed_us(begin, Clock::now()) / 1e3;
@@ -98,14 +110,22 @@ void pattern(const Link& link, const char* memory, const char* host, const std::
   }
   const double total = static_cast<double>(count) * static_cast<double>(bytes);
   const std::size_t calls = per_call == 0 ? count : (count + per_call - 1) / per_call;
-  fmt::print("{:<10} {:<36} {:>6} {:>6} {:>9.1f} {:>10.3f} {:>7.1f} {:>10.3f} {:>7.1f}\n", memory, name, count, calls,
+  fmt::print("{:<10} {:<42} {:>6} {:>6} {:>9.1f} {:>10.3f} {:>7.1f} {:>10.3f} {:>7.1f}\n", memory, name, count, calls,
              total / 1e6, median(device_ms), total / median(device_ms) / 1e6, median(host_ms),
              total / median(host_ms) / 1e6);
 }
 
 volatile std::uint64_t sink;
 
-/// The host's work before a first call: 0 sleeps 2 ms, 1 spins 2 ms, 2 walks `junk`.
+/// Walks `junk`, touching a byte of every cache line.
+void walk(std::vector<char>& junk) {
+  std::uint64_t x = 0;
+  for (std::size_t i = 0; i < junk.size(); i += 64) x += static_cast<unsigned char>(++junk[i]);
+  sink = x;
+}
+
+/// The host's work before a first call: 0 sleeps 2 ms, 1 spins 2 ms, 2 walks `junk`,
+/// 3 spins while another thread walks it.
 void host_work(int kind, std::vector<char>& junk) {
   if (kind == 0) std::this_thread::sleep_for(std::chrono::milliseconds{2});
   if (kind == 1) {
@@ -114,10 +134,16 @@ void host_work(int kind, std::vector<char>& junk) {
     while (elapsed_us(begin, Clock::now()) < 2000) x = x * 6364136223846793005ull + 1;
     sink = x;
   }
-  if (kind == 2) {
-    std::uint64_t x = 0;
-    for (std::size_t i = 0; i < junk.size(); i += 64) x += static_cast<unsigned char>(++junk[i]);
-    sink = x;
+  if (kind == 2) walk(junk);
+  if (kind == 3) {
+    std::atomic<bool> walked{false};
+    std::thread walker([&] {
+      walk(junk);
+      walked.store(true, std::memory_order_release);
+    });
+    while (!walked.load(std::memory_order_acquire)) {
+    }
+    walker.join();
   }
 }
 
@@ -151,6 +177,8 @@ int main(int argc, char** argv) {
   check(cudaStreamCreateWithFlags(&link.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   check(cudaEventCreate(&link.start), "cudaEventCreate");
   check(cudaEventCreate(&link.stop), "cudaEventCreate");
+  check(cudaStreamCreateWithFlags(&link.side, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaEventCreateWithFlags(&link.side_done, cudaEventDisableTiming), "cudaEventCreate");
   check(cudaMalloc(reinterpret_cast<void**>(&link.device), span), "cudaMalloc");
   char* registered = static_cast<char*>(std::aligned_alloc(4096, (span + 4095) / 4096 * 4096));
   if (registered == nullptr) {
@@ -166,7 +194,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   fmt::print("# {}, {:.1f} MB a pattern, medians of {}\n", prop.name, static_cast<double>(bytes) / 1e6, reps);
-  fmt::print("{:<10} {:<36} {:>6} {:>6} {:>9} {:>10} {:>7} {:>10} {:>7}\n", "memory", "pattern", "copies", "calls",
+  fmt::print("{:<10} {:<42} {:>6} {:>6} {:>9} {:>10} {:>7} {:>10} {:>7}\n", "memory", "pattern", "copies", "calls",
              "MB", "device ms", "GB/s", "host ms", "GB/s");
   const std::size_t sevenths = bytes / 7 / range64 * range64;
   for (const auto& [memory, host] : {std::pair{"registered", registered}, std::pair{"allocated", allocated}}) {
@@ -179,12 +207,25 @@ int main(int argc, char** argv) {
     pattern(link, memory, host, "256 KiB ranges, one batch", n256, range256, range256 + range64, n256);
     pattern(link, memory, host, "64 KiB ranges, each a call", n64, range64, range64 + range64 / 4, 0);
     pattern(link, memory, host, "64 KiB ranges, one batch", n64, range64, range64 + range64 / 4, n64);
+    if (memory != std::string("registered")) continue;
+    // The same over two streams, the calls alternating: one stream's copy setup under
+    // the other's transfer.
+    pattern(link, memory, host, "7 copies, each a call, 2 streams", 7, sevenths, sevenths + range64, 0, 2);
+    for (const std::size_t per_call : {std::size_t{4}, std::size_t{16}})
+      pattern(link, memory, host, fmt::format("256 KiB ranges, batches of {}", per_call), n256, range256,
+              range256 + range64, per_call);
+    for (const std::size_t per_call : {std::size_t{4}, std::size_t{8}, (n256 + 1) / 2})
+      pattern(link, memory, host, fmt::format("256 KiB ranges, batches of {}, 2 streams", per_call), n256, range256,
+              range256 + range64, per_call, 2);
+    pattern(link, memory, host, "256 KiB ranges, each a call, 2 streams", n256, range256, range256 + range64, 0, 2);
+    pattern(link, memory, host, "64 KiB ranges, batches of 16, 2 streams", n64, range64, range64 + range64 / 4, 16, 2);
+    pattern(link, memory, host, fmt::format("64 KiB ranges, batches of {}, 2 streams", (n64 + 1) / 2), n64, range64,
+            range64 + range64 / 4, (n64 + 1) / 2, 2);
   }
 
   std::vector<char> junk(walk_mib << 20, 1);
-  fmt::print("\n{:<28} {:>14} {:>14}\n", "before the first call", "first call us", "second call us");
-  const char* kinds[] = {"slept 2 ms", "spun 2 ms", "walked memory"};
-  for (int kind = 0; kind < 3; ++kind) {
+  fmt::print("\n{:<34} {:>14} {:>14}\n", "before the first call", "first call us", "second call us");
+  for (int kind = 0; kind < 4; ++kind) {
     std::vector<double> first, second;
     for (int rep = 0; rep < reps; ++rep) {
       check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
@@ -197,8 +238,11 @@ int main(int argc, char** argv) {
       first.push_back(elapsed_us(t0, t1));
       second.push_back(elapsed_us(t1, t2));
     }
-    const std::string what = kind == 2 ? fmt::format("walked {} MiB", walk_mib) : kinds[kind];
-    fmt::print("{:<28} {:>14.1f} {:>14.1f}\n", what, median(first), median(second));
+    const std::string what = kind == 0   ? std::string("slept 2 ms")
+                             : kind == 1 ? std::string("spun 2 ms")
+                             : kind == 2 ? fmt::format("walked {} MiB", walk_mib)
+                                         : fmt::format("spun, another walked {} MiB", walk_mib);
+    fmt::print("{:<34} {:>14.1f} {:>14.1f}\n", what, median(first), median(second));
   }
   check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
   cudaHostUnregister(registered);
