@@ -12,7 +12,8 @@
 // memory (as a pause's first copy after the mutator ran), and after it spun while
 // another thread walked that memory (as a pause's first copy from a thread of its
 // own, such as the mirror refresher's, while the mutator ran elsewhere), against the
-// second call right after it. Host-timed, medians of --reps.
+// second call right after it; and the first call 30 µs after a walk with the driver
+// warmed meanwhile by this thread or by another one. Host-timed, medians of --reps.
 //
 //   bench_host_link [--bytes 14680064] [--reps 25] [--walk 256]
 #include <cuda_runtime.h>
@@ -86,6 +87,17 @@ void issue(const Link& link, const char* host, std::size_t count, std::size_t by
   }
 }
 
+/// Copies the word at `host` to `device` in a batch of its own.
+void issue_one_word(const Link& link, char* device, const char* host) {
+  void* to = device;
+  const void* from = host;
+  std::size_t bytes = sizeof(std::uint32_t);
+  cudaMemcpyAttributes attributes{};
+  attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  std::size_t first = 0;
+  check(cudaMemcpyBatchAsync(&to, &from, &bytes, 1, &attributes, &first, 1, link.stream), "cudaMemcpyBatchAsync");
+}
+
 void pattern(const Link& link, const char* memory, const char* host, const std::string& name, std::size_t count,
              std::size_t bytes, std::size_t stride, std::size_t per_call, int streams = 1) {
   std::vector<double> device_ms, host_ms;
@@ -145,6 +157,58 @@ void host_work(int kind, std::vector<char>& junk) {
     }
     walker.join();
   }
+}
+
+/// The first call after the host walked `junk`, issued 30 µs after the walk (as a
+/// sync's first batch follows its first planning), when nothing warmed the driver
+/// meanwhile, when this thread made a one-word copy first, and when another thread
+/// (spinning until then) made a cudaStreamQuery or a one-word copy meanwhile.
+void first_call_warmed(const Link& link, const char* registered, std::size_t span, std::vector<char>& junk) {
+  enum Warm { kNone, kOwnCopy, kOtherQuery, kOtherCopy };
+  char* scratch = link.device + span - 64;  // a word no pattern copies to
+  auto one_word = [&] { issue_one_word(link, scratch, registered); };
+  std::atomic<int> order{kNone};
+  std::atomic<bool> ordered{false}, quit{false};
+  std::atomic<double> other_us{0};
+  std::thread other([&] {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    while (!quit.load(std::memory_order_acquire)) {
+      if (!ordered.load(std::memory_order_acquire)) continue;
+      const auto t0 = Clock::now();
+      if (order.load() == kOtherQuery) cudaStreamQuery(link.stream);
+      if (order.load() == kOtherCopy) one_word();
+      other_us.store(elapsed_us(t0, Clock::now()));
+      ordered.store(false, std::memory_order_release);
+    }
+  });
+  fmt::print("\n{:<44} {:>14} {:>14}\n", "walked, then 30 us, then the first call", "first call us", "warm-up us");
+  const char* names[] = {"nothing warmed", "this thread copied a word first", "another thread queried the stream",
+                         "another thread copied a word"};
+  for (const Warm warm : {kNone, kOwnCopy, kOtherQuery, kOtherCopy}) {
+    std::vector<double> first, warm_up;
+    for (int rep = 0; rep < link.reps; ++rep) {
+      check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
+      walk(junk);
+      const auto t0 = Clock::now();
+      if (warm == kOtherQuery || warm == kOtherCopy) {
+        order.store(warm);
+        ordered.store(true, std::memory_order_release);
+      }
+      if (warm == kOwnCopy) one_word();
+      const double own_us = elapsed_us(t0, Clock::now());
+      while (elapsed_us(t0, Clock::now()) < 30) {
+      }
+      const auto t1 = Clock::now();
+      issue(link, registered, 1, std::size_t{2} << 20, 0, 1);
+      first.push_back(elapsed_us(t1, Clock::now()));
+      while (ordered.load(std::memory_order_acquire)) {
+      }
+      warm_up.push_back(warm == kOwnCopy ? own_us : warm == kNone ? 0.0 : other_us.load());
+    }
+    fmt::print("{:<44} {:>14.1f} {:>14.1f}\n", names[warm], median(first), median(warm_up));
+  }
+  quit.store(true, std::memory_order_release);
+  other.join();
 }
 
 }  // namespace
@@ -244,6 +308,7 @@ int main(int argc, char** argv) {
                                          : fmt::format("spun, another walked {} MiB", walk_mib);
     fmt::print("{:<34} {:>14.1f} {:>14.1f}\n", what, median(first), median(second));
   }
+  first_call_warmed(link, registered, span, junk);
   check(cudaStreamSynchronize(link.stream), "cudaStreamSynchronize");
   cudaHostUnregister(registered);
   std::free(registered);
