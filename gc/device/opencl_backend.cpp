@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -182,6 +185,49 @@ class MappedHostBuffer {
   std::size_t capacity_ = 0;
 };
 
+/// The context and the in-order command queue of one OpenCL device, shared by every
+/// backend open on it at once (the partitions of `--device=opencl:0,0`), so that their
+/// commands run one after another, as they would contend for the device anyway. Two
+/// queues of one device running launches of one kernel at once, of different grid
+/// widths, made PoCL 5.0 (Ubuntu 24.04's package, built with assertions) abort: its
+/// kernel cache gives the first launch's completion back to the entry made for the
+/// second (pocl_release_dlhandle_cache); one in-order queue never has two launches in
+/// flight.
+class DeviceQueue {
+ public:
+  /// The device's queue, made when no backend holds one.
+  static std::shared_ptr<DeviceQueue> open(cl_platform_id platform, cl_device_id device) {
+    static std::mutex mutex;
+    static std::map<cl_device_id, std::weak_ptr<DeviceQueue>> open_queues;
+    const std::lock_guard lock(mutex);
+    std::weak_ptr<DeviceQueue>& slot = open_queues[device];
+    if (std::shared_ptr<DeviceQueue> held = slot.lock()) return held;
+    auto made = std::shared_ptr<DeviceQueue>(new DeviceQueue());
+    cl_int status = CL_SUCCESS;
+    const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform),
+                                                0};
+    made->context_ = clCreateContext(properties, 1, &device, nullptr, nullptr, &status);
+    check(status, "clCreateContext");
+    made->queue_ = clCreateCommandQueue(made->context_, device, CL_QUEUE_PROFILING_ENABLE, &status);
+    check(status, "clCreateCommandQueue");
+    slot = made;
+    return made;
+  }
+  DeviceQueue(const DeviceQueue&) = delete;
+  DeviceQueue& operator=(const DeviceQueue&) = delete;
+  ~DeviceQueue() {
+    if (queue_ != nullptr) clReleaseCommandQueue(queue_);
+    if (context_ != nullptr) clReleaseContext(context_);
+  }
+  cl_context context() const { return context_; }
+  cl_command_queue queue() const { return queue_; }
+
+ private:
+  DeviceQueue() = default;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+};
+
 constexpr std::size_t element_bytes(MirrorArray array) {
   return array == MirrorArray::Begin ? sizeof(std::uint64_t) : sizeof(std::uint32_t);
 }
@@ -194,15 +240,13 @@ void set_args(cl_kernel kernel, const Args&... args) {
 
 class OpenClBackend final : public DeviceBackend {
  public:
-  explicit OpenClBackend(const ClDevice& device) : info_(device.info), device_(device.device) {
-    cl_int status = CL_SUCCESS;
-    const cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
-                                                reinterpret_cast<cl_context_properties>(device.platform), 0};
-    context_ = clCreateContext(properties, 1, &device_, nullptr, nullptr, &status);
-    check(status, "clCreateContext");
+  explicit OpenClBackend(const ClDevice& device)
+      : info_(device.info),
+        device_(device.device),
+        device_queue_(DeviceQueue::open(device.platform, device.device)),
+        context_(device_queue_->context()),
+        queue_(device_queue_->queue()) {
     if (info_.type == "gpu") note_driver_state();  // a CPU platform (PoCL) has no driver to tear down
-    queue_ = clCreateCommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE, &status);
-    check(status, "clCreateCommandQueue");
     build_program();
     state_and_roots_.reserve(context_, (GCVM_STATE_ROOTS + 1) * sizeof(std::uint32_t),
                              "the level state and the roots");
@@ -214,8 +258,6 @@ class OpenClBackend final : public DeviceBackend {
                         async_gather_, dfs_seed_, dfs_run_, dfs_gather_, part_claim_, part_scan_})
       if (k != nullptr) clReleaseKernel(k);
     if (program_ != nullptr) clReleaseProgram(program_);
-    if (queue_ != nullptr) clReleaseCommandQueue(queue_);
-    if (context_ != nullptr) clReleaseContext(context_);
   }
 
   const DeviceInfo& info() const override { return info_; }
@@ -626,8 +668,9 @@ class OpenClBackend final : public DeviceBackend {
 
   DeviceInfo info_;
   cl_device_id device_;
-  cl_context context_ = nullptr;
-  cl_command_queue queue_ = nullptr;
+  const std::shared_ptr<DeviceQueue> device_queue_;  // outlives every buffer below
+  const cl_context context_;
+  const cl_command_queue queue_;
   cl_program program_ = nullptr;
   cl_kernel seed_ = nullptr, level_ = nullptr, frontier_ = nullptr, lanes_ = nullptr, fill_ = nullptr;
   cl_kernel apply_patch_ = nullptr, count_marks_ = nullptr;

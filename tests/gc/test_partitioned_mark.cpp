@@ -113,6 +113,24 @@ TEST_CASE("the partitioned mark equals the serial marker's on every synthetic he
   }
 }
 
+TEST_CASE("markers open on one device at once keep marking right as the others close, in either order") {
+  // Ten backends on one device (OpenCL ones share its queue): each closing one leaves
+  // the others' queue, context and buffers as they were.
+  auto built = test::build("rmat:12");
+  const MarkRequest request{built.heap->graph(), built.builder->roots(), built.heap->blocks().high_water()};
+  for (const std::string& device : test::test_devices()) {
+    CAPTURE(device);
+    for (const bool oldest_first : {true, false}) {
+      CAPTURE(oldest_first);
+      auto markers = markers_for(device);
+      while (!markers.empty()) {
+        for (auto& marker : markers) check_same_as_serial(request, *marker);
+        markers.erase(oldest_first ? markers.begin() : markers.end() - 1);
+      }
+    }
+  }
+}
+
 TEST_CASE("the partitioned mark tells the plan once per mark that the devices are busy") {
   auto built = test::build("lists:64x100");
   for (const std::string& device : test::test_devices()) {
