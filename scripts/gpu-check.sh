@@ -5,7 +5,8 @@
 # a short summary table last. Full logs go to $OUT (or ./gpu-check-logs).
 #
 #   STAGES="build test sanitize bench dfs-bench markers-bench huge-array-bench gen-bench sync-bench link-bench replay-bench vm-gpu-bench concurrent-bench multi-bench"
-#   TEST_SUITES="test_gc test_gpu_dfs" (instead of the whole ctest: these binaries, all devices)
+#   TEST_SUITES="test_gc test_gpu_dfs" (instead of the whole ctest: these binaries, all devices; the whole
+#     ctest took longer than a device call's ten minutes with the build on the H200 machine, test_gc alone 347 s)
 #   SANITIZERS="memcheck racecheck synccheck" SANITIZE_SUITES="gc dfs gen conc" (which suites go under the sanitizers)
 #   SANITIZE_SECONDS=240 SANITIZE_BFS_CASES="*edge*,*mirror*" (doctest filters, no spaces)
 #   SANITIZE_DFS_ARGS="-tc=*fallback*" SANITIZE_GEN_ARGS="-tc=*property*" (doctest arguments)
