@@ -341,3 +341,17 @@ TEST_CASE("one pass reports every error, in source order") {
     CHECK(lines[4] == "many.gasm:8:8: expected a name, found end of line");
   }
 }
+
+TEST_CASE("a function with a result and an empty body ends in FALLOFF, whatever the function before it ends in") {
+  // Found by fuzz_gasm: the previous function's closing 'ret' left f with no code at all.
+  const std::string source =
+      "func g() -> int\n  ret 1\nend\n"
+      "func f() -> int\nend\n"
+      "func main()\n  local i: int\n  call i, f()\nend\n";
+  const Module m = assemble(source, "t.gasm");
+  CHECK(ops(m, "f") == std::vector<std::string>{"FALLOFF"});
+  const auto r = gcvm::test::run_guest(source);
+  REQUIRE(r.failed);
+  const std::string expect = "function 'f' reached its end without returning a int";
+  CHECK(r.error.substr(0, expect.size()) == expect);
+}

@@ -227,6 +227,7 @@ class Assembler {
     fixups_.clear();
     scalar_scratch_.clear();
     ref_scratch_.clear();
+    last_is_transfer_ = false;  // the previous function's last instruction does not end this one
     std::map<std::string, SourceLoc> seen;
     auto add_slot = [&](const Declaration& d, TypeId type) {
       if (auto it = seen.find(d.name); it != seen.end()) {
