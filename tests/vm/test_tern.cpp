@@ -342,3 +342,25 @@ TEST_CASE("stringFromBytes and StringBuilder misuse: run-time errors name the by
     std::remove(file.c_str());
   }
 }
+
+TEST_CASE("lambdas in the methods of many classes: each adds a closure class while the classes are compiled") {
+  // Found by fuzz_tern (on the AWFY Havlak source): the closure classes grew the class
+  // table while the compiler walked it.
+  std::string source;
+  int expected = 0;
+  for (int i = 0; i < 40; ++i) {
+    source += "class C" + std::to_string(i) + " { fn m(k: int): int { var f = fn(x: int): int { return x * k + " +
+              std::to_string(i) + "; }; return f(2); } }\n";
+    expected += 2 * 3 + i;
+  }
+  source += "fn main() {\n  var sum = 0;\n";
+  for (int i = 0; i < 40; ++i) source += "  sum = sum + new C" + std::to_string(i) + "().m(3);\n";
+  source += "  println(str(sum));\n}\n";
+  const gcvm::vm::Module module = gcvm::vm::compile_tern(source, "t.tern");
+  CHECK(module.classes.size() >= 80);
+  const std::string file = write_program("many_lambda_classes.tern", source);
+  const auto r = run_gcvm("run " + file + " --stats=none");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == std::to_string(expected) + "\n");
+  std::remove(file.c_str());
+}

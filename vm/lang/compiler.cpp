@@ -456,7 +456,11 @@ class Compiler {
   }
 
   void compile_bodies() {
-    for (ClassSym& c : p_.class_storage) {
+    // Compiling a method that holds a lambda adds the lambda's closure class to
+    // class_storage: walk it by index, since emplace_back keeps a deque's references
+    // valid but not its iterators.
+    for (std::size_t ci = 0; ci < p_.class_storage.size(); ++ci) {
+      ClassSym& c = p_.class_storage[ci];
       if (c.decl == nullptr) continue;
       const Type this_type = own_type(c);
       for (auto& md : c.decl->methods) {
