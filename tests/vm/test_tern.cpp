@@ -343,6 +343,10 @@ TEST_CASE("stringFromBytes and StringBuilder misuse: run-time errors name the by
   }
 }
 
+TEST_CASE("a global with neither a type nor a value: one error, no crash in the later passes") {
+  check_errors("var x;\nfn main() { x = 1; }\n", {"t.tern:1:5: global 'x' needs a type or an initial value"});
+}
+
 TEST_CASE("lambdas in the methods of many classes: each adds a closure class while the classes are compiled") {
   // Found by fuzz_tern (on the AWFY Havlak source): the closure classes grew the class
   // table while the compiler walked it.
@@ -363,4 +367,9 @@ TEST_CASE("lambdas in the methods of many classes: each adds a closure class whi
   CHECK(r.exit_code == 0);
   CHECK(r.out == std::to_string(expected) + "\n");
   std::remove(file.c_str());
+}
+
+TEST_CASE("a local with neither a type nor a value: one error, no crash while generating code") {
+  check_errors("fn main() {\n  var b;\n  b = 2;\n  println(str(b));\n}\n",
+               {"t.tern:2:7: variable 'b' needs a type or an initial value"});
 }

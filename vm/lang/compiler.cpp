@@ -430,7 +430,7 @@ class Compiler {
         Type t;
         if (g.has_type) {
           t = p_.resolve(g.type, nullptr);
-        } else {
+        } else if (g.value) {  // without either, the parser has reported it; t stays the error type
           switch (g.value->kind) {
             case ExprKind::IntLit: t = Type::of(K::Int); break;
             case ExprKind::FloatLit: t = Type::of(K::Float); break;

@@ -307,7 +307,7 @@ class FunctionCompiler {
   void var_decl(Stmt& s) {
     Local l;
     if (s.has_type) l.type = p_.resolve(s.type, this_class_);
-    if (!s.has_type) {
+    if (!s.has_type && s.value) {  // with neither, the parser has reported it; the type stays an error
       // The type comes from the initializer: compile it into a temporary, then move.
       const Value v = gen(*s.value);
       l.type = v.type;
