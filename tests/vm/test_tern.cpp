@@ -373,3 +373,32 @@ TEST_CASE("a local with neither a type nor a value: one error, no crash while ge
   check_errors("fn main() {\n  var b;\n  b = 2;\n  println(str(b));\n}\n",
                {"t.tern:2:7: variable 'b' needs a type or an initial value"});
 }
+
+TEST_CASE("nesting deeper than the compiler's passes can recurse: one error at the level that is too deep") {
+  // Each shape, a few thousand levels deep (inputs tried under fuzz_tern), overflowed the
+  // stack of the code generator or the parser instead of being rejected.
+  const std::string main = "fn main() { var x = ";
+  auto repeat = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  struct Case {
+    std::string source;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {main + repeat("(", 3000) + "1" + repeat(")", 3000) + "; }\n", "t.tern:1:276:"},
+      {main + repeat("-", 3000) + "1; }\n", "t.tern:1:275:"},
+      {main + "1" + repeat(" + 1", 3000) + "; }\n", "t.tern:1:1037:"},
+      {main + "new int[1]" + repeat("[0]", 3000) + "; }\n", "t.tern:1:791:"},
+      {"fn main() " + repeat("{", 3000) + repeat("}", 3000) + "\n", "t.tern:1:268:"},
+      {"fn main() { var x: int" + repeat("[]", 3000) + " = null; }\n", "t.tern:1:531:"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.source.substr(0, 60));
+    check_errors(c.source, {c.error + " the program nests more than 256 levels deep here"});
+  }
+  const std::string ok = main + repeat("(", 100) + "1" + repeat(" + 1", 100) + repeat(")", 100) + "; println(str(x)); }\n";
+  CHECK(gcvm::vm::compile_tern(ok, "t.tern").functions.size() > 0);
+}

@@ -1,5 +1,6 @@
 #include "vm/lang/parser.hpp"
 
+#include <string>
 #include <utility>
 
 namespace gcvm::vm::tern {
@@ -51,6 +52,30 @@ class Parser {
     diag_.error(cur().loc, message);
     throw SyntaxError{};
   }
+
+  /// The passes after the parser (resolver, type checks, code generator, the AST's
+  /// destructors) recurse over the tree, so its nesting is bounded: statements in
+  /// statements, expressions in expressions and types in types, counting each link of a
+  /// chain the parser builds iteratively (`a + b + c`, `a.b.c`, `x[0][0]`, `int[][]`).
+  static constexpr int kMaxNesting = 256;
+  /// The levels one parse function adds; they end with it, also when it throws.
+  class Nesting {
+   public:
+    explicit Nesting(Parser& p) : p_(p) {}
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    ~Nesting() { p_.nesting_ -= levels_; }
+    void deeper() {
+      if (p_.nesting_ == kMaxNesting)
+        p_.fail("the program nests more than " + std::to_string(kMaxNesting) + " levels deep here");
+      ++p_.nesting_;
+      ++levels_;
+    }
+
+   private:
+    Parser& p_;
+    int levels_ = 0;
+  };
   Token expect(Tok k, std::string_view what = {}) {
     if (at(k)) return take();
     fail("expected " + std::string(spelling(k)) + (what.empty() ? "" : " " + std::string(what)) + ", found " +
@@ -261,6 +286,8 @@ class Parser {
   }
 
   TypeExpr type() {
+    Nesting nest(*this);
+    nest.deeper();
     TypeExpr t;
     t.loc = cur().loc;
     if (accept_word("fn")) {
@@ -282,7 +309,9 @@ class Parser {
     return array_suffix(std::move(t));
   }
   TypeExpr array_suffix(TypeExpr t) {
+    Nesting nest(*this);
     while (at(Tok::LBracket) && pos_ + 1 < t_.size() && t_[pos_ + 1].kind == Tok::RBracket) {
+      nest.deeper();
       TypeExpr a;
       a.kind = TypeExpr::Kind::Array;
       a.loc = t.loc;
@@ -309,6 +338,8 @@ class Parser {
   }
 
   StmtPtr statement() {
+    Nesting nest(*this);
+    nest.deeper();
     auto s = std::make_unique<Stmt>();
     s->loc = cur().loc;
     if (at(Tok::LBrace)) {
@@ -405,10 +436,13 @@ class Parser {
   }
 
   ExprPtr expression(int min_precedence = 1) {
+    Nesting nest(*this);
+    nest.deeper();
     ExprPtr left = unary();
     for (;;) {
       const int p = precedence(cur().kind);
       if (p < min_precedence || p == 0) return left;
+      nest.deeper();
       auto e = std::make_unique<Expr>();
       e->kind = ExprKind::Binary;
       e->loc = cur().loc;
@@ -421,6 +455,8 @@ class Parser {
 
   ExprPtr unary() {
     if (at(Tok::Minus) || at(Tok::Bang) || at(Tok::Tilde)) {
+      Nesting nest(*this);
+      nest.deeper();
       auto e = std::make_unique<Expr>();
       e->kind = ExprKind::Unary;
       e->loc = cur().loc;
@@ -440,7 +476,9 @@ class Parser {
   }
 
   ExprPtr postfix(ExprPtr e) {
+    Nesting nest(*this);
     for (;;) {
+      if (at(Tok::Dot) || at(Tok::LBracket)) nest.deeper();
       if (at(Tok::Dot)) {
         take();
         auto m = std::make_unique<Expr>();
@@ -545,6 +583,7 @@ class Parser {
   std::vector<Token> t_;
   Diagnostics& diag_;
   std::size_t pos_ = 0;
+  int nesting_ = 0;
 };
 
 }  // namespace
