@@ -402,3 +402,17 @@ TEST_CASE("nesting deeper than the compiler's passes can recurse: one error at t
   const std::string ok = main + repeat("(", 100) + "1" + repeat(" + 1", 100) + repeat(")", 100) + "; println(str(x)); }\n";
   CHECK(gcvm::vm::compile_tern(ok, "t.tern").functions.size() > 0);
 }
+
+TEST_CASE("a class or a lambda's closure too large for a heap block: a compile error, not a failure at run time") {
+  // Both used to compile; `new` then failed at run time with an internal error.
+  std::string fields, captures, uses;
+  for (int i = 0; i < 300; ++i) {
+    fields += " var f" + std::to_string(i) + ": int;";
+    captures += " var c" + std::to_string(i) + " = " + std::to_string(i) + ";";
+    uses += " s = s + c" + std::to_string(i) + ";";
+  }
+  check_errors("class Big {" + fields + " }\nfn main() { var b = new Big(); }\n",
+               {"t.tern:1:7: class Big needs 2400 bytes per object; at most 2048 fit a heap block (use an array)"});
+  check_errors("fn main() {" + captures + "\n  var f = fn(): int { var s = 0;" + uses + " return s; };\n}\n",
+               {"t.tern:2:11: the variables this lambda captures need 2408 bytes; at most 2048 fit a heap block"});
+}

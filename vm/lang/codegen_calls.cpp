@@ -318,7 +318,7 @@ Value FunctionCompiler::lambda(Expr& e, std::uint32_t dest) {
     captured[v] = l.type;
     p_.add_field(c, v->name + "$" + std::to_string(i), v->boxed() ? Type::of(K::Object) : l.type);
   }
-  p_.finish_class(c);
+  p_.finish_class(c, e.loc);
   const std::uint32_t d = temp(true);
   emit(Op::NEW, {d, c.index});
   const std::uint32_t tag = temp(false);

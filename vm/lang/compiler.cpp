@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "gc/heap/shape.hpp"
 #include "vm/bytecode/opcodes.hpp"
 #include "vm/lang/parser.hpp"
 #include "vm/lang/program.hpp"
@@ -34,10 +35,19 @@ void Program::add_field(ClassSym& c, const std::string& name, const Type& type) 
   c.fields.push_back(std::move(f));
 }
 
-void Program::finish_class(ClassSym& c) {
+void Program::finish_class(ClassSym& c, SourceLoc loc) {
   ClassInfo& info = module.classes[c.index];
   info.ref_fields = c.ref_fields;
   info.scalar_fields = c.scalar_fields;
+  const std::uint64_t bytes = std::uint64_t{c.ref_fields} * 4 + std::uint64_t{c.scalar_fields} * 8;
+  if (bytes > ShapeTable::kMaxObjectBytes) {
+    const std::string limit = "; at most " + std::to_string(ShapeTable::kMaxObjectBytes) + " fit a heap block";
+    if (c.decl != nullptr)
+      diag.error(loc, "class " + c.name + " needs " + std::to_string(bytes) + " bytes per object" + limit +
+                          " (use an array)");
+    else
+      diag.error(loc, "the variables this lambda captures need " + std::to_string(bytes) + " bytes" + limit);
+  }
   c.first_field = static_cast<std::uint32_t>(module.fields.size());
   for (std::uint32_t i = 0; i < c.fields.size(); ++i) {
     const FieldSym& f = c.fields[i];
@@ -161,10 +171,10 @@ class Compiler {
   void declare_classes() {
     p_.box_scalar = &p_.new_class("$BoxScalar");
     p_.add_field(*p_.box_scalar, "value", Type::of(K::Int));
-    p_.finish_class(*p_.box_scalar);
+    p_.finish_class(*p_.box_scalar, SourceLoc{1, 1});
     p_.box_ref = &p_.new_class("$BoxRef");
     p_.add_field(*p_.box_ref, "value", Type::of(K::Object));
-    p_.finish_class(*p_.box_ref);
+    p_.finish_class(*p_.box_ref, SourceLoc{1, 1});
     std::vector<ClassSym*> declared;
     std::vector<std::pair<ClassSym*, const TypeExpr*>> implemented;
     for (Unit& u : units_)
@@ -331,7 +341,7 @@ class Compiler {
       const Type t = p_.resolve(fd.type, c);
       p_.add_field(*c, fd.name, t.is_error() ? Type::of(K::Int) : t);
     }
-    p_.finish_class(*c);
+    p_.finish_class(*c, c->decl->loc);
     std::set<std::string> own;
     for (auto& md : c->decl->methods) {
       if (!own.insert(md->name).second) {

@@ -56,10 +56,11 @@ struct Program {
   bool check_bounds = false;               // type arguments are checked against bounds once interfaces are known
 
   /// A new class symbol registered in the Module (fields are added by add_field, then
-  /// finish_class writes the ClassInfo).
+  /// finish_class writes the ClassInfo and reports, at `loc`, an object too large for a
+  /// heap block: the class declaration's, or for a lambda's closure class the lambda's).
   ClassSym& new_class(const std::string& name);
   void add_field(ClassSym& c, const std::string& name, const Type& type);
-  void finish_class(ClassSym& c);
+  void finish_class(ClassSym& c, SourceLoc loc);
   /// The type written as `t`; `context` gives the type parameters in scope.
   Type resolve(const TypeExpr& t, const ClassSym* context);
   /// Reports each type argument of the class type `type` (written as `t`) that does not
