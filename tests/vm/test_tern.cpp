@@ -416,3 +416,12 @@ TEST_CASE("a class or a lambda's closure too large for a heap block: a compile e
   check_errors("fn main() {" + captures + "\n  var f = fn(): int { var s = 0;" + uses + " return s; };\n}\n",
                {"t.tern:2:11: the variables this lambda captures need 2408 bytes; at most 2048 fit a heap block"});
 }
+
+TEST_CASE("the most negative integer literal compiles to its value") {
+  // Found by fuzz_tern (UBSan): the compiler negated 2^63 in signed arithmetic.
+  const std::string file = write_program("int_min.tern", "fn main() { var x = -9223372036854775808; println(str(x)); }\n");
+  const auto r = run_gcvm("run " + file + " --stats=none");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "-9223372036854775808\n");
+  std::remove(file.c_str());
+}

@@ -239,7 +239,12 @@ Value FunctionCompiler::gen(Expr& e, std::uint32_t dest, bool discard) {
       return bad();
     }
     case ExprKind::Unary: {
-      if (e.op == Tok::Minus && e.kids[0]->kind == ExprKind::IntLit) return load_int(-e.kids[0]->int_value, dest);
+      if (e.op == Tok::Minus && e.kids[0]->kind == ExprKind::IntLit) {
+        // Negated in unsigned arithmetic: the literal 2^63 is held as INT64_MIN, whose
+        // negation (INT64_MIN again, the value meant) overflows std::int64_t.
+        const auto magnitude = static_cast<std::uint64_t>(e.kids[0]->int_value);
+        return load_int(static_cast<std::int64_t>(std::uint64_t{0} - magnitude), dest);
+      }
       if (e.op == Tok::Minus && e.kids[0]->kind == ExprKind::FloatLit) {
         const std::uint32_t d = target(dest, Type::of(K::Float));
         p_.module.constants.push_back(std::bit_cast<std::uint64_t>(-e.kids[0]->float_value));
