@@ -85,7 +85,7 @@ inline void check_module(const vm::Module& m) {
     std::uint32_t refs = 0;
     for (const vm::FieldInfo& fi : c.fields) refs += fi.is_ref;
     if (refs != c.ref_fields || c.fields.size() - refs != c.scalar_fields) module_broken(*first, 0, "field counts");
-    if (std::uint64_t{c.ref_fields} * 4 + std::uint64_t{c.scalar_fields} * 8 > ShapeTable::kMaxObjectBytes)
+    if (ShapeTable::object_bytes(c.ref_fields, c.scalar_fields) > ShapeTable::kMaxObjectBytes)
       module_broken(*first, 0, "a class's objects do not fit a heap block");
     max_vtable = std::max(max_vtable, c.vtable.size());
     for (std::uint32_t fn : c.vtable)

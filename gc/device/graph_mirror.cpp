@@ -263,8 +263,8 @@ void GraphMirror::send(const RefGraph& graph, const MirrorPlan& plan, ThreadPool
   };
   if (plan.patch_bytes != 0) next_part();
   if (end < plan.pieces.size()) backend_.want_patch_buffer(plan.patch_bytes);
-  if (send_direct && plan.direct_bytes != 0) note_first_copy(stats, clock);
   if (send_direct) {
+    if (plan.direct_bytes != 0) note_first_copy(stats, clock);
     auto direct = [&](MirrorArray array) { return std::span(plan.direct[static_cast<int>(array)]); };
     backend_.upload_ranges(MirrorArray::Begin, graph.begin_data(), direct(MirrorArray::Begin));
     backend_.upload_ranges(MirrorArray::Degree, graph.degree_data(), direct(MirrorArray::Degree));

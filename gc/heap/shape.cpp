@@ -14,7 +14,7 @@ ShapeId ShapeTable::intern(std::uint32_t ref_fields, std::uint32_t scalar_fields
   const Shape shape{ShapeKind::Object, ref_fields, scalar_fields};
   const std::uint64_t key = (std::uint64_t{ref_fields} << 32) | scalar_fields;
   if (auto it = object_shapes_.find(key); it != object_shapes_.end()) return it->second;
-  const std::uint64_t bytes = std::uint64_t{ref_fields} * 4 + std::uint64_t{scalar_fields} * 8;
+  const std::uint64_t bytes = object_bytes(ref_fields, scalar_fields);
   if (bytes > kMaxObjectBytes)
     throw std::length_error("an object with " + std::to_string(ref_fields) + " reference and " +
                             std::to_string(scalar_fields) + " scalar fields needs " + std::to_string(bytes) +

@@ -67,6 +67,10 @@ class ShapeTable {
   static constexpr ShapeId kScalarArray = 1;
   /// The largest object whose layout fits one block.
   static constexpr std::uint32_t kMaxObjectBytes = kBlockBytes;
+  /// The bytes of one object with these fields (a reference 4, a scalar 8), padding aside.
+  static constexpr std::uint64_t object_bytes(std::uint32_t ref_fields, std::uint32_t scalar_fields) {
+    return std::uint64_t{ref_fields} * 4 + std::uint64_t{scalar_fields} * 8;
+  }
 
   ShapeTable();
   /// Returns the id of an object shape; throws std::length_error if it cannot fit a block.

@@ -39,7 +39,7 @@ void Program::finish_class(ClassSym& c, SourceLoc loc) {
   ClassInfo& info = module.classes[c.index];
   info.ref_fields = c.ref_fields;
   info.scalar_fields = c.scalar_fields;
-  const std::uint64_t bytes = std::uint64_t{c.ref_fields} * 4 + std::uint64_t{c.scalar_fields} * 8;
+  const std::uint64_t bytes = ShapeTable::object_bytes(c.ref_fields, c.scalar_fields);
   if (bytes > ShapeTable::kMaxObjectBytes) {
     const std::string limit = "; at most " + std::to_string(ShapeTable::kMaxObjectBytes) + " fit a heap block";
     if (c.decl != nullptr)

@@ -39,7 +39,7 @@ SoaHeapBinding::~SoaHeapBinding() = default;
 SoaHeapBinding::ClassHandle SoaHeapBinding::register_class(std::uint32_t ref_fields, std::uint32_t scalar_fields) {
   const ShapeId shape = heap_.shapes().intern(ref_fields, scalar_fields);
   if (object_bytes_.size() <= shape) object_bytes_.resize(shape + 1, 0);
-  object_bytes_[shape] = std::uint64_t{ref_fields} * 4 + std::uint64_t{scalar_fields} * 8;
+  object_bytes_[shape] = ShapeTable::object_bytes(ref_fields, scalar_fields);
   if (slot_bytes_.size() <= shape) slot_bytes_.resize(shape + 1, 0);
   slot_bytes_[shape] = kBlockBytes / heap_.shapes().layout(shape).capacity;
   return shape;
